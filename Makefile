@@ -1,0 +1,95 @@
+# Position in Attention: one entry point for building, testing and reading the book.
+#
+#   make book    build the website into _build/html (creates .venv on first use; cached execution)
+#   make test    every test: posenc unit/property tests, notebook hygiene, a clean build with every
+#                notebook executed in a fresh kernel and warnings as errors, the per-notebook time
+#                budget, and a real-browser check of the built site
+#   make lab     JupyterLab on the notebooks, with the book's environment as kernel
+#   make bench   the RoPE timing table on this machine
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.installed
+BROWSER := /usr/bin/chromium
+BUILD_FLAGS := -W -n --keep-going
+TEST_OUTPUT := _build/test
+NOTEBOOK_BUDGET_SECONDS := 60
+# Notebooks and tests never reach the network; keep tools from trying to.
+export HF_HUB_OFFLINE := 1
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+export MPLBACKEND := Agg
+
+.PHONY: help env book test unit notebooks build-test browser lab bench fix-notebooks clean
+
+help:
+	@sed -n '3,10p' Makefile | sed 's/^# \{0,1\}//'
+
+# ---- environment -----------------------------------------------------------------------------
+
+$(INSTALLED): requirements.txt requirements-nodeps.txt pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), f"Python 3.11 is required, found {sys.version.split()[0]}"'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade "pip>=24"
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -r requirements-nodeps.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	$(BIN)/python -c "import posenc; from d2l import torch as d2l; print('environment ready: posenc', posenc.__version__)"
+	touch $@
+
+env: $(INSTALLED)
+
+$(BROWSER):
+	@echo "Installing Debian's chromium for the browser check"
+	$(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq
+	$(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -qq --no-install-recommends chromium >/dev/null
+
+# ---- the book ----------------------------------------------------------------------------------
+
+book: $(INSTALLED)
+	@start=$$(date +%s); \
+	$(BIN)/jupyter-book build . $(BUILD_FLAGS); \
+	echo "book built in $$(( $$(date +%s) - start )) s"
+	$(BIN)/python scripts/execution_report.py _build --budget $(NOTEBOOK_BUDGET_SECONDS)
+
+# ---- tests -------------------------------------------------------------------------------------
+
+test: unit notebooks build-test browser
+	@echo "make test: all checks passed"
+
+unit: $(INSTALLED)
+	$(BIN)/python -m pytest tests -m "not browser"
+
+notebooks: $(INSTALLED)
+	$(BIN)/python scripts/notebook_hygiene.py
+
+# A clean build: an empty execution cache, so every notebook runs top to bottom in a fresh kernel.
+build-test: $(INSTALLED)
+	rm -rf $(TEST_OUTPUT)
+	@start=$$(date +%s); \
+	$(BIN)/jupyter-book build . --path-output $(TEST_OUTPUT) $(BUILD_FLAGS); \
+	echo "clean build took $$(( $$(date +%s) - start )) s"
+	$(BIN)/python scripts/execution_report.py $(TEST_OUTPUT)/_build --budget $(NOTEBOOK_BUDGET_SECONDS)
+
+browser: $(INSTALLED) $(BROWSER)
+	SITE_DIR=$(TEST_OUTPUT)/_build/html SCREENSHOT_DIR=$(TEST_OUTPUT)/screenshots \
+		$(BIN)/python -m pytest tests/browser -m browser
+
+# ---- working on the book -----------------------------------------------------------------------
+
+lab: $(INSTALLED)
+	$(BIN)/python -m pip install --quiet -r requirements-lab.txt
+	$(BIN)/jupyter lab notebooks
+
+bench: $(INSTALLED)
+	$(BIN)/python benchmarks/rope_speed.py
+
+fix-notebooks: $(INSTALLED)
+	$(BIN)/python scripts/notebook_hygiene.py --fix
+
+clean:
+	rm -rf _build

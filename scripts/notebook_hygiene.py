@@ -1,0 +1,112 @@
+"""Keep the chapter notebooks in their committed form.
+
+Every notebook in ``notebooks/`` must
+  - be committed without outputs or execution counts (the build executes it), and
+  - start with the bootstrap cell generated from ``_config.yml``'s ``repository.url``: hidden
+    on the website (tag ``remove-cell``), it installs ``posenc`` and d2l when the notebook runs
+    outside this repository (Colab, a bare Jupyter) and does nothing here.
+
+Usage:
+    python scripts/notebook_hygiene.py          # report problems, exit 1 if any
+    python scripts/notebook_hygiene.py --fix    # strip outputs and (re)write the bootstrap cell
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+BOOTSTRAP_TAG = "remove-cell"
+D2L_VERSION = "1.0.3"
+
+
+def bootstrap_source(config_path: Path = ROOT / "_config.yml") -> str:
+    """The source of the first cell of every notebook, built from ``repository.url`` and ``branch``."""
+    repository = yaml.safe_load(config_path.read_text(encoding="utf-8"))["repository"]
+    url, branch = repository["url"].rstrip("/"), repository.get("branch", "main")
+    return (
+        "# Outside this repository (e.g. on Colab) install the book's helper package and d2l;\n"
+        "# here both are already installed and this cell does nothing.\n"
+        "import importlib.util\n"
+        "\n"
+        'if importlib.util.find_spec("posenc") is None:\n'
+        f'    %pip install --quiet "posenc @ git+{url}@{branch}"\n'
+        'if importlib.util.find_spec("d2l") is None:\n'
+        f"    %pip install --quiet --no-deps d2l=={D2L_VERSION}"
+    )
+
+
+def _source(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
+def problems(path: Path, expected_bootstrap: str) -> list[str]:
+    """What is wrong with one notebook (empty if nothing)."""
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    found = []
+    cells = notebook.get("cells", [])
+    if not cells or _source(cells[0]) != expected_bootstrap:
+        found.append("first cell is not the bootstrap cell generated from _config.yml")
+    elif BOOTSTRAP_TAG not in cells[0].get("metadata", {}).get("tags", []):
+        found.append(f"bootstrap cell lacks the tag {BOOTSTRAP_TAG!r}")
+    for index, cell in enumerate(cells):
+        if "id" not in cell:
+            found.append(f"cell {index} has no id (nbformat 4.5 requires one)")
+        if cell["cell_type"] == "code" and (cell.get("outputs") or cell.get("execution_count") is not None):
+            found.append(f"cell {index} has outputs or an execution count")
+    if notebook.get("metadata", {}).get("kernelspec", {}).get("name") != "python3":
+        found.append("kernelspec name is not 'python3'")
+    return found
+
+
+def fix(path: Path, expected_bootstrap: str) -> None:
+    """Strip outputs and write the bootstrap cell (replacing an outdated one) in place."""
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    cells = notebook["cells"]
+    bootstrap = {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": "bootstrap",
+        "metadata": {"tags": [BOOTSTRAP_TAG]},
+        "outputs": [],
+        "source": expected_bootstrap.splitlines(keepends=True),
+    }
+    if cells and cells[0]["cell_type"] == "code" and "importlib.util.find_spec" in _source(cells[0]):
+        cells[0] = bootstrap
+    else:
+        cells.insert(0, bootstrap)
+    for cell in cells:
+        if cell["cell_type"] == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+    notebook.setdefault("metadata", {})["kernelspec"] = {
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+        "name": "python3",
+    }
+    path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="Check or fix the committed form of the notebooks.")
+    parser.add_argument("--fix", action="store_true", help="strip outputs and write the bootstrap cell")
+    args = parser.parse_args()
+    expected = bootstrap_source()
+    failed = False
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        if args.fix:
+            fix(path, expected)
+        for problem in problems(path, expected):
+            print(f"{path.relative_to(ROOT)}: {problem}")
+            failed = True
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

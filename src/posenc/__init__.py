@@ -1,0 +1,90 @@
+"""posenc: the tested helper package of *Position in Attention*.
+
+Modules, one per family of position methods:
+
+- :mod:`posenc.attention`: scaled dot-product attention and causal masks
+- :mod:`posenc.multihead`: multi-head self-attention with a pluggable position scheme
+- :mod:`posenc.absolute`: one-hot, sinusoidal and learned absolute encodings
+- :mod:`posenc.relative`: Shaw et al. embeddings, T5 buckets, ALiBi
+- :mod:`posenc.rotary`: rotary position embedding (RoPE)
+- :mod:`posenc.plotting`: the book's figure helpers
+- :mod:`posenc.utils`: seeding and machine description
+- :mod:`posenc.benchmark`: timings of the RoPE implementations
+
+Every public name is importable from ``posenc`` directly.
+"""
+
+from .absolute import (
+    LearnedPositionalEmbedding,
+    SinusoidalPositionalEncoding,
+    one_hot_encoding,
+    sinusoidal_encoding,
+    sinusoidal_offset_matrix,
+)
+from .attention import attention_weights, causal_mask, scaled_dot_product_attention
+from .benchmark import Timing, format_timings, median_time, rope_timings
+from .multihead import POSITION_SCHEMES, MultiHeadSelfAttention
+from .plotting import heatmap, heatmaps, use_book_style
+from .relative import (
+    RelativePositionEmbedding,
+    T5RelativePositionBias,
+    alibi_bias,
+    alibi_slopes,
+    clipped_relative_positions,
+    relative_positions,
+    shaw_attention,
+    t5_relative_position_bucket,
+)
+from .rotary import (
+    ROPE_LAYOUTS,
+    RotaryEmbedding,
+    apply_rope,
+    apply_rope_complex,
+    half_to_interleaved,
+    interleaved_to_half,
+    rope_frequencies,
+    rope_matrix,
+    rotate_half,
+)
+from .utils import describe_machine, seed_everything
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "LearnedPositionalEmbedding",
+    "MultiHeadSelfAttention",
+    "POSITION_SCHEMES",
+    "ROPE_LAYOUTS",
+    "RelativePositionEmbedding",
+    "RotaryEmbedding",
+    "SinusoidalPositionalEncoding",
+    "T5RelativePositionBias",
+    "Timing",
+    "alibi_bias",
+    "alibi_slopes",
+    "apply_rope",
+    "apply_rope_complex",
+    "attention_weights",
+    "causal_mask",
+    "clipped_relative_positions",
+    "describe_machine",
+    "format_timings",
+    "half_to_interleaved",
+    "heatmap",
+    "heatmaps",
+    "interleaved_to_half",
+    "median_time",
+    "one_hot_encoding",
+    "relative_positions",
+    "rope_frequencies",
+    "rope_matrix",
+    "rope_timings",
+    "rotate_half",
+    "scaled_dot_product_attention",
+    "seed_everything",
+    "shaw_attention",
+    "sinusoidal_encoding",
+    "sinusoidal_offset_matrix",
+    "t5_relative_position_bucket",
+    "use_book_style",
+]

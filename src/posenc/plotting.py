@@ -1,0 +1,148 @@
+"""Plotting helpers shared by the chapters, so every figure of a kind looks the same.
+
+Shape legend:
+    - ``R``, ``C``: rows and columns of a matrix shown as a heatmap
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from ._validation import check_int
+
+__all__ = ["heatmap", "heatmaps", "use_book_style"]
+
+Matrix = torch.Tensor | np.ndarray
+
+
+def use_book_style() -> None:
+    """Set the matplotlib defaults used by every figure of the book (size, resolution, fonts)."""
+    plt.rcParams.update(
+        {
+            "figure.figsize": (6.0, 4.0),
+            "figure.dpi": 110,
+            "savefig.dpi": 110,
+            "font.size": 10,
+            "axes.titlesize": 11,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "image.cmap": "viridis",
+        }
+    )
+
+
+def _as_matrix(name: str, matrix: object) -> np.ndarray:
+    if isinstance(matrix, torch.Tensor):
+        matrix = matrix.detach().cpu().numpy()
+    if not isinstance(matrix, np.ndarray):
+        raise TypeError(f"{name} must be a torch.Tensor or numpy.ndarray, got {type(matrix).__name__}")
+    if matrix.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (rows, columns), got shape {matrix.shape}")
+    return matrix
+
+
+def heatmap(
+    matrix: Matrix,
+    ax: Axes | None = None,
+    *,
+    title: str | None = None,
+    xlabel: str = "key position j",
+    ylabel: str = "query position i",
+    xticklabels: Sequence[str] | None = None,
+    yticklabels: Sequence[str] | None = None,
+    cmap: str | None = None,
+    vmin: float | None = None,
+    vmax: float | None = None,
+    colorbar: bool = True,
+    annotate: bool = False,
+) -> Axes:
+    """Draw one ``(R, C)`` matrix, e.g. attention weights with queries as rows and keys as columns.
+
+    Args:
+        matrix: ``(R, C)`` tensor or array.
+        ax: axes to draw on (default: a new figure).
+        title, xlabel, ylabel: text of the plot.
+        xticklabels, yticklabels: one label per column / row (e.g. the tokens).
+        cmap, vmin, vmax: colour map and range (default: matplotlib's, data range).
+        colorbar: whether to add a colour bar.
+        annotate: whether to print each value in its cell (for small matrices).
+
+    Returns:
+        The axes drawn on.
+
+    Raises:
+        TypeError, ValueError: if ``matrix`` is not a 2-D tensor or array, or a list of tick
+            labels does not have one label per row/column.
+    """
+    values = _as_matrix("matrix", matrix)
+    if ax is None:
+        _, ax = plt.subplots()
+    image = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
+    for labels, size, axis in ((xticklabels, values.shape[1], "x"), (yticklabels, values.shape[0], "y")):
+        if labels is None:
+            continue
+        if len(labels) != size:
+            raise ValueError(f"{axis}ticklabels must have {size} labels (one per {'column' if axis == 'x' else 'row'}), got {len(labels)}")
+        getattr(ax, f"set_{axis}ticks")(range(size))
+        getattr(ax, f"set_{axis}ticklabels")(labels, rotation=45 if axis == "x" else 0)
+    if annotate:
+        middle = (np.nanmax(values) + np.nanmin(values)) / 2
+        for (row, column), value in np.ndenumerate(values):
+            colour = "black" if value > middle else "white"
+            ax.text(column, row, f"{value:.2f}", ha="center", va="center", fontsize=8, color=colour)
+    if colorbar:
+        ax.figure.colorbar(image, ax=ax)
+    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
+    return ax
+
+
+def heatmaps(
+    matrices: Sequence[Matrix],
+    titles: Sequence[str] | None = None,
+    *,
+    ncols: int | None = None,
+    share_scale: bool = True,
+    figsize: tuple[float, float] | None = None,
+    **heatmap_kwargs: object,
+) -> Figure:
+    """Draw several matrices side by side, optionally on one shared colour scale.
+
+    Args:
+        matrices: the ``(R, C)`` matrices.
+        titles: one title per matrix.
+        ncols: number of columns of the grid (default: all in one row).
+        share_scale: use one ``vmin``/``vmax`` for all panels so colours are comparable.
+        figsize: figure size (default: 3.6 inches per panel, 3.2 per row).
+        **heatmap_kwargs: passed on to :func:`heatmap`.
+
+    Returns:
+        The figure.
+
+    Raises:
+        ValueError: if ``matrices`` is empty or ``titles`` has the wrong length.
+    """
+    values = [_as_matrix(f"matrices[{index}]", matrix) for index, matrix in enumerate(matrices)]
+    if not values:
+        raise ValueError("matrices must contain at least one matrix")
+    if titles is not None and len(titles) != len(values):
+        raise ValueError(f"titles must have one title per matrix ({len(values)}), got {len(titles)}")
+    ncols = len(values) if ncols is None else check_int("ncols", ncols, minimum=1)
+    nrows = -(-len(values) // ncols)
+    figsize = figsize or (3.6 * ncols, 3.2 * nrows)
+    fig, axes = plt.subplots(nrows, ncols, figsize=figsize, squeeze=False, layout="constrained")
+    if share_scale:
+        heatmap_kwargs.setdefault("vmin", min(float(np.nanmin(v)) for v in values))
+        heatmap_kwargs.setdefault("vmax", max(float(np.nanmax(v)) for v in values))
+    for index, ax in enumerate(axes.flat):
+        if index >= len(values):
+            ax.set_axis_off()
+            continue
+        title = titles[index] if titles is not None else None
+        heatmap(values[index], ax, title=title, **heatmap_kwargs)  # type: ignore[arg-type]
+    return fig

@@ -1,0 +1,337 @@
+r"""Rotary position embedding (RoPE, Su et al.): dense, elementwise and complex forms.
+
+Shape legend:
+    - ``L``: sequence length
+    - ``d``: dimension being rotated (the head dimension); always even
+    - ``...``: any leading dimensions (batch, heads)
+
+RoPE rotates the pair of coordinates number ``j`` of a query or key at position ``m`` by the
+angle :math:`m\theta_j`, with :math:`\theta_j = b^{-2j/d}`, :math:`j = 0, \dots, d/2 - 1`:
+
+.. math::
+    R_m = \operatorname{diag}\!\left(B(m\theta_0), \dots, B(m\theta_{d/2-1})\right), \qquad
+    B(\phi) = \begin{pmatrix} \cos\phi & -\sin\phi \\ \sin\phi & \cos\phi \end{pmatrix}.
+
+Because :math:`R_m^\top R_n = R_{n-m}`, the score :math:`(R_m q)^\top (R_n k) = q^\top R_{n-m} k`
+depends on the positions only through their offset :math:`n - m`.
+
+Two layouts decide *which* coordinates form pair ``j``:
+
+- ``"interleaved"``: ``(2j, 2j + 1)`` (RoFormer paper, Meta's LLaMA reference code);
+- ``"half"``: ``(j, j + d/2)`` (GPT-NeoX, Hugging Face Llama's ``rotate_half``).
+
+They are the same rotation seen through a fixed permutation of coordinates
+(:func:`interleaved_to_half`, :func:`half_to_interleaved`).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from . import _angles
+from ._validation import (
+    check_choice,
+    check_even,
+    check_floating,
+    check_int,
+    check_positive_float,
+    check_tensor,
+    resolve_positions,
+)
+
+__all__ = [
+    "ROPE_LAYOUTS",
+    "RotaryEmbedding",
+    "apply_rope",
+    "apply_rope_complex",
+    "half_to_interleaved",
+    "interleaved_to_half",
+    "rope_frequencies",
+    "rope_matrix",
+    "rotate_half",
+]
+
+ROPE_LAYOUTS = ("interleaved", "half")
+"""Pairings of coordinates understood by :func:`apply_rope`."""
+
+
+def rope_frequencies(dim: int, base: float = 10000.0) -> torch.Tensor:
+    r"""Rotation frequencies :math:`\theta_j = b^{-2j/d}` for :math:`j = 0, \dots, d/2 - 1`.
+
+    Args:
+        dim: rotated dimension ``d``; must be even.
+        base: base ``b`` (> 0); 10000 in RoFormer.
+
+    Returns:
+        ``(d/2,)`` float64 tensor, decreasing from 1.
+
+    Raises:
+        ValueError: if ``dim`` is not a positive even integer or ``base <= 0``.
+    """
+    return _angles.frequencies(dim, base)
+
+
+def rope_matrix(
+    position: float, dim: int, base: float = 10000.0, *, dtype: torch.dtype = torch.float32
+) -> torch.Tensor:
+    """The dense rotation matrix ``R_m`` of RoPE, interleaved layout.
+
+    Block ``j`` is ``[[cos m*theta_j, -sin m*theta_j], [sin m*theta_j, cos m*theta_j]]`` and acts
+    on coordinates ``(2j, 2j + 1)``. This ``O(d^2)`` form is for teaching and testing; use
+    :func:`apply_rope` to rotate tensors.
+
+    Args:
+        position: the position ``m`` (an integer or real number).
+        dim: dimension ``d``; must be even.
+        base: frequency base (> 0).
+        dtype: floating dtype of the result.
+
+    Returns:
+        ``(d, d)`` orthogonal matrix; ``R_m @ x`` rotates a column vector ``x`` to position ``m``.
+
+    Raises:
+        TypeError: if ``position`` is not a real number.
+        ValueError: if ``dim`` is not a positive even integer or ``base <= 0``.
+    """
+    if isinstance(position, torch.Tensor) and position.dim() == 0:
+        position = position.item()
+    if isinstance(position, bool) or not isinstance(position, (int, float)):
+        raise TypeError(f"position must be a real number, got {type(position).__name__} {position!r}")
+    phase = _angles.angles(torch.tensor([float(position)], dtype=torch.float64), dim, base)[0]
+    cos, sin = phase.cos(), phase.sin()
+    blocks = torch.stack((torch.stack((cos, -sin), -1), torch.stack((sin, cos), -1)), -2)
+    return _angles.block_diagonal(blocks).to(dtype)
+
+
+def _check_rope_input(x: object) -> tuple[torch.Tensor, int, int]:
+    x = check_floating("x", check_tensor("x", x, min_dim=2))
+    if x.shape[-1] % 2 or x.shape[-1] == 0:
+        raise ValueError(
+            "the last dimension of x (dim) must be a positive even number because RoPE rotates "
+            f"pairs of coordinates, got x of shape {tuple(x.shape)}"
+        )
+    return x, x.shape[-2], x.shape[-1]
+
+
+def _compute_dtype(x: torch.Tensor) -> torch.dtype:
+    # Half-precision inputs are rotated in float32 and cast back: cos and sin of large angles
+    # cannot be represented well enough in 16 bits.
+    return torch.promote_types(x.dtype, torch.float32)
+
+
+def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str) -> torch.Tensor:
+    """Rotate pairs of ``x`` (``(..., L, d)``) by angles with ``cos``/``sin`` of shape ``(L, d/2)``."""
+    if layout == "interleaved":
+        # Interleaved pairs are adjacent in memory, so (a, b) can be read as a + ib without a
+        # copy and rotated by a single complex multiplication: the fastest kernel on a CPU.
+        x = x.contiguous()
+        if x.storage_offset() % 2:
+            x = x.clone()
+        pairs = torch.view_as_complex(x.unflatten(-1, (x.shape[-1] // 2, 2)))
+        return torch.view_as_real(pairs * torch.complex(cos, sin)).flatten(-2)
+    first, second = x.chunk(2, dim=-1)
+    return torch.cat(
+        (torch.addcmul(first * cos, second, sin, value=-1), torch.addcmul(first * sin, second, cos)), dim=-1
+    )
+
+
+def apply_rope(
+    x: torch.Tensor,
+    positions: torch.Tensor | None = None,
+    *,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+) -> torch.Tensor:
+    """Rotate every token of ``x`` to its position: ``x[..., m, :] -> R_m x[..., m, :]``.
+
+    Each pair ``(a, b)`` is rotated by its angle ``phi`` without forming a ``d x d`` matrix:
+    ``(a, b) -> (a cos phi - b sin phi, a sin phi + b cos phi)``. Angles are formed in float64
+    and half-precision inputs are rotated in float32; the result has the dtype of ``x``.
+
+    Args:
+        x: ``(..., L, d)`` queries or keys; ``d`` even.
+        positions: optional 1-D tensor of ``L`` positions (integers or reals); default
+            ``arange(L)``.
+        base: frequency base (> 0).
+        layout: ``"interleaved"`` (pairs ``(2j, 2j+1)``) or ``"half"`` (pairs ``(j, j+d/2)``).
+
+    Returns:
+        Tensor of the same shape and dtype as ``x``.
+
+    Raises:
+        TypeError: if ``x`` is not a floating tensor.
+        ValueError: if ``d`` is odd, ``positions`` is not 1-D of length ``L``, ``layout`` is
+            unknown or ``base <= 0``.
+    """
+    x, seq_len, dim = _check_rope_input(x)
+    layout = check_choice("layout", layout, ROPE_LAYOUTS)
+    base = check_positive_float("base", base)
+    positions = resolve_positions(positions, seq_len, device=x.device)
+    phase = _angles.angles(positions, dim, base)
+    dtype = _compute_dtype(x)
+    return _rotate(x.to(dtype), phase.cos().to(dtype), phase.sin().to(dtype), layout).to(x.dtype)
+
+
+def apply_rope_complex(
+    x: torch.Tensor, positions: torch.Tensor | None = None, *, base: float = 10000.0
+) -> torch.Tensor:
+    r"""RoPE through complex numbers, interleaved layout.
+
+    Pair ``(x[2j], x[2j+1])`` is read as :math:`z_j = x_{2j} + i\,x_{2j+1}` and multiplied by
+    :math:`e^{i m \theta_j}`, which rotates it by :math:`m\theta_j` in the complex plane.
+
+    Args:
+        x: ``(..., L, d)``; ``d`` even.
+        positions: optional 1-D tensor of ``L`` positions; default ``arange(L)``.
+        base: frequency base (> 0).
+
+    Returns:
+        Tensor of the same shape and dtype as ``x``, equal to ``apply_rope(x, positions, base=base)``.
+
+    Raises:
+        TypeError: if ``x`` is not a floating tensor.
+        ValueError: if ``d`` is odd, ``positions`` has the wrong shape or ``base <= 0``.
+    """
+    x, seq_len, dim = _check_rope_input(x)
+    base = check_positive_float("base", base)
+    positions = resolve_positions(positions, seq_len, device=x.device)
+    phase = _angles.angles(positions, dim, base)
+    dtype = _compute_dtype(x)
+    pairs = x.to(dtype).unflatten(-1, (dim // 2, 2)).contiguous()
+    if pairs.storage_offset() % 2:  # view_as_complex needs an even offset, as in _rotate
+        pairs = pairs.clone()
+    pairs = torch.view_as_complex(pairs)
+    rotations = torch.polar(torch.ones_like(phase), phase).to(pairs.dtype)
+    return torch.view_as_real(pairs * rotations).flatten(-2).to(x.dtype)
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    """Map ``(x1, x2) -> (-x2, x1)`` where ``x1, x2`` are the two halves of the last dimension.
+
+    With it, the ``"half"`` layout of RoPE reads
+    ``x * cat(cos, cos) + rotate_half(x) * cat(sin, sin)`` (GPT-NeoX, Hugging Face Llama).
+
+    Args:
+        x: ``(..., d)`` with ``d`` even.
+
+    Returns:
+        Tensor of the same shape.
+
+    Raises:
+        ValueError: if the last dimension is odd.
+    """
+    x = check_tensor("x", x, min_dim=1)
+    check_even("the last dimension of x", x.shape[-1])
+    first, second = x.chunk(2, dim=-1)
+    return torch.cat((-second, first), dim=-1)
+
+
+def interleaved_to_half(x: torch.Tensor) -> torch.Tensor:
+    """Permute the last dimension from interleaved to half layout.
+
+    Coordinates ``(x0, x1, x2, x3, ...)`` become ``(x0, x2, ..., x1, x3, ...)``: the pair
+    ``(2j, 2j+1)`` moves to ``(j, j + d/2)``.
+
+    Args:
+        x: ``(..., d)`` with ``d`` even.
+
+    Returns:
+        Tensor of the same shape.
+
+    Raises:
+        ValueError: if the last dimension is odd.
+    """
+    x = check_tensor("x", x, min_dim=1)
+    dim = check_even("the last dimension of x", x.shape[-1])
+    return x.unflatten(-1, (dim // 2, 2)).transpose(-1, -2).flatten(-2)
+
+
+def half_to_interleaved(x: torch.Tensor) -> torch.Tensor:
+    """Inverse of :func:`interleaved_to_half`: the pair ``(j, j + d/2)`` moves to ``(2j, 2j+1)``.
+
+    Args:
+        x: ``(..., d)`` with ``d`` even.
+
+    Returns:
+        Tensor of the same shape.
+
+    Raises:
+        ValueError: if the last dimension is odd.
+    """
+    x = check_tensor("x", x, min_dim=1)
+    dim = check_even("the last dimension of x", x.shape[-1])
+    return x.unflatten(-1, (2, dim // 2)).transpose(-1, -2).flatten(-2)
+
+
+class RotaryEmbedding(nn.Module):
+    """RoPE as a module, with a cos/sin cache that grows on demand.
+
+    The cache holds ``cos(m theta_j)`` and ``sin(m theta_j)`` for ``m < cached_len`` as
+    non-persistent buffers: they move with the module between devices but are not saved in a
+    ``state_dict``. Asking for a larger integer position recomputes the cache (at least doubling
+    it); real-valued positions (e.g. interpolated ones) are computed directly.
+
+    Args:
+        dim: rotated dimension ``d`` (even), usually the head dimension.
+        base: frequency base (> 0).
+        layout: ``"interleaved"`` or ``"half"``.
+        initial_len: number of positions cached up front (>= 1).
+
+    Shapes:
+        ``forward(x, positions=None)``: ``x`` of shape ``(..., L, d)`` -> same shape and dtype.
+
+    Raises:
+        ValueError: if ``dim`` is odd, ``base <= 0``, ``layout`` is unknown or ``initial_len < 1``.
+    """
+
+    cos: torch.Tensor
+    sin: torch.Tensor
+
+    def __init__(
+        self, dim: int, base: float = 10000.0, layout: str = "interleaved", initial_len: int = 2048
+    ) -> None:
+        super().__init__()
+        self.dim = check_even("dim", dim)
+        self.base = check_positive_float("base", base)
+        self.layout = check_choice("layout", layout, ROPE_LAYOUTS)
+        initial_len = check_int("initial_len", initial_len, minimum=1)
+        self.register_buffer("cos", torch.empty(0), persistent=False)
+        self.register_buffer("sin", torch.empty(0), persistent=False)
+        self._build_cache(initial_len, device=None)
+
+    @property
+    def cached_len(self) -> int:
+        """Number of positions whose cos/sin are cached."""
+        return self.cos.shape[0]
+
+    def _build_cache(self, length: int, device: torch.device | None) -> None:
+        phase = _angles.angles(torch.arange(length), self.dim, self.base)
+        self.cos = phase.cos().to(device=device, dtype=torch.float32)
+        self.sin = phase.sin().to(device=device, dtype=torch.float32)
+
+    def _cos_sin(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if positions.is_floating_point():
+            phase = _angles.angles(positions, self.dim, self.base)
+            return phase.cos(), phase.sin()
+        if positions.numel() and int(positions.min()) < 0:
+            raise ValueError(f"integer positions must be >= 0, got {int(positions.min())}")
+        needed = int(positions.max()) + 1 if positions.numel() else 0
+        if needed > self.cached_len:
+            self._build_cache(max(needed, 2 * self.cached_len), device=self.cos.device)
+        return self.cos[positions], self.sin[positions]
+
+    def forward(self, x: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
+        """Rotate ``x`` (``(..., L, d)``) to ``positions`` (default ``arange(L)``).
+
+        Raises:
+            ValueError: if the last dimension of ``x`` is not ``dim`` or ``positions`` does not
+                have length ``L``.
+        """
+        x, seq_len, dim = _check_rope_input(x)
+        if dim != self.dim:
+            raise ValueError(f"x must have last dimension dim={self.dim}, got shape {tuple(x.shape)}")
+        positions = resolve_positions(positions, seq_len, device=self.cos.device)
+        cos, sin = self._cos_sin(positions)
+        dtype = _compute_dtype(x)
+        return _rotate(x.to(dtype), cos.to(x.device, dtype), sin.to(x.device, dtype), self.layout).to(x.dtype)
