@@ -1,9 +1,9 @@
 # Position in Attention: one entry point for building, testing and reading the book.
 #
 #   make book    build the website into _build/html (creates .venv on first use; cached execution)
-#   make test    every test: posenc unit/property tests, notebook hygiene, a clean build with every
-#                notebook executed in a fresh kernel and warnings as errors, the per-notebook time
-#                budget, and a real-browser check of the built site
+#   make test    every test: posenc unit/property tests and notebook checks, a clean build with
+#                every notebook executed in a fresh kernel and warnings as errors, the per-notebook
+#                time budget, and a real-browser check of the built site
 #   make lab     JupyterLab on the notebooks, with the book's environment as kernel
 #   make bench   the RoPE timing table on this machine
 
@@ -19,12 +19,9 @@ BROWSER := /usr/bin/chromium
 BUILD_FLAGS := -W -n --keep-going
 TEST_OUTPUT := _build/test
 NOTEBOOK_BUDGET_SECONDS := 60
-# Notebooks and tests never reach the network; keep tools from trying to.
-export HF_HUB_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
-export MPLBACKEND := Agg
 
-.PHONY: help env book test unit notebooks build-test browser lab bench fix-notebooks clean
+.PHONY: help env book test unit build-test browser lab bench fix-notebooks clean
 
 help:
 	@sed -n '3,10p' Makefile | sed 's/^# \{0,1\}//'
@@ -58,14 +55,11 @@ book: $(INSTALLED)
 
 # ---- tests -------------------------------------------------------------------------------------
 
-test: unit notebooks build-test browser
+test: unit build-test browser
 	@echo "make test: all checks passed"
 
 unit: $(INSTALLED)
 	$(BIN)/python -m pytest tests -m "not browser"
-
-notebooks: $(INSTALLED)
-	$(BIN)/python scripts/notebook_hygiene.py
 
 # A clean build: an empty execution cache, so every notebook runs top to bottom in a fresh kernel.
 build-test: $(INSTALLED)

@@ -20,6 +20,7 @@ from ._validation import check_floating, check_int, check_tensor
 
 __all__ = [
     "attention_weights",
+    "check_qkv",
     "causal_mask",
     "scaled_dot_product_attention",
 ]
@@ -34,6 +35,26 @@ def _check_broadcastable(name: str, value: torch.Tensor, target: tuple[int, ...]
         raise ValueError(
             f"{name} of shape {tuple(value.shape)} is not broadcastable to the scores' shape "
             f"{target} (..., Lq, Lk)"
+        )
+
+
+def check_qkv(q: object, k: object, v: object) -> None:
+    """Check that ``q (..., Lq, d)``, ``k (..., Lk, d)`` and ``v (..., Lk, dv)`` fit together.
+
+    Raises:
+        TypeError: if one of them is not a floating tensor.
+        ValueError: if one has fewer than 2 dimensions, ``q`` and ``k`` differ in ``d``, or ``k``
+            and ``v`` differ in ``Lk``.
+    """
+    for name, tensor in (("q", q), ("k", k), ("v", v)):
+        check_floating(name, check_tensor(name, tensor, min_dim=2))
+    if q.shape[-1] != k.shape[-1]:  # type: ignore[union-attr]
+        raise ValueError(
+            f"q and k must have the same last dimension d, got q {tuple(q.shape)} and k {tuple(k.shape)}"  # type: ignore[union-attr]
+        )
+    if k.shape[-2] != v.shape[-2]:  # type: ignore[union-attr]
+        raise ValueError(
+            f"k and v must have the same number of keys Lk, got k {tuple(k.shape)} and v {tuple(v.shape)}"  # type: ignore[union-attr]
         )
 
 
@@ -68,10 +89,9 @@ def attention_weights(
     if mask.dtype != torch.bool:
         raise TypeError(f"mask must be a boolean tensor (True = may attend), got dtype {mask.dtype}")
     _check_broadcastable("mask", mask, target)
-    scores = scores.masked_fill(~mask, float("-inf"))
-    weights = torch.softmax(scores, dim=-1)
-    # softmax of an all -inf row is NaN; such a query attends to nothing.
-    return weights.nan_to_num(nan=0.0)
+    weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+    # The softmax of a row that is -inf everywhere is NaN; such a query attends to nothing.
+    return weights.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
 
 
 def scaled_dot_product_attention(
@@ -105,16 +125,7 @@ def scaled_dot_product_attention(
         TypeError: if an input is not a floating tensor, or ``mask`` is not boolean.
         ValueError: if the shapes of ``q``, ``k``, ``v``, ``mask`` or ``bias`` do not fit together.
     """
-    for name, tensor in (("q", q), ("k", k), ("v", v)):
-        check_floating(name, check_tensor(name, tensor, min_dim=2))
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(
-            f"q and k must have the same last dimension d, got q {tuple(q.shape)} and k {tuple(k.shape)}"
-        )
-    if k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            f"k and v must have the same number of keys Lk, got k {tuple(k.shape)} and v {tuple(v.shape)}"
-        )
+    check_qkv(q, k, v)
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     weights = attention_weights(scores, mask=mask, bias=bias)
     return weights @ v, weights

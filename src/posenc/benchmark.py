@@ -79,7 +79,7 @@ def rope_timings(
     """
     if len(shape) != 4:
         raise ValueError(f"shape must be (batch, heads, seq_len, dim), got {shape}")
-    for name, size in zip(("batch", "heads", "seq_len", "dim"), shape):
+    for name, size in zip(("batch", "heads", "seq_len", "dim"), shape, strict=True):
         check_int(f"shape's {name}", size, minimum=1)
     if shape[-1] % 2:
         raise ValueError(f"shape's dim must be even, got {shape[-1]}")
@@ -97,7 +97,7 @@ def rope_timings(
         ("dense rope_matrix product", lambda: torch.einsum("lij,...lj->...li", dense, x)),
     ]
     medians = [median_time(function, min_run_time=min_run_time) * 1e3 for _, function in candidates]
-    return [Timing(name, median, median / medians[0]) for (name, _), median in zip(candidates, medians)]
+    return [Timing(name, median, median / medians[0]) for (name, _), median in zip(candidates, medians, strict=True)]
 
 
 def format_timings(timings: list[Timing]) -> str:

@@ -48,8 +48,8 @@ class MultiHeadSelfAttention(nn.Module):
         num_heads: number of heads ``h`` (>= 1).
         position: one of :data:`POSITION_SCHEMES`.
         max_len: number of positions of the ``learned`` table.
-        max_distance: clipping distance of ``shaw``; largest exact-distance range of ``t5``
-            buckets is governed by ``num_buckets`` and this value (T5's default is 128).
+        max_distance: for ``shaw``, the clipping distance (default 16); for ``t5``, the
+            distance from which all keys share the last bucket (default 128, as in T5).
         num_buckets: number of ``t5`` buckets.
         bidirectional: whether ``t5`` buckets distinguish keys before and after the query.
         base: base of the ``sinusoidal`` and ``rope`` frequencies.

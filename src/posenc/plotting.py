@@ -88,7 +88,8 @@ def heatmap(
         if labels is None:
             continue
         if len(labels) != size:
-            raise ValueError(f"{axis}ticklabels must have {size} labels (one per {'column' if axis == 'x' else 'row'}), got {len(labels)}")
+            unit = "column" if axis == "x" else "row"
+            raise ValueError(f"{axis}ticklabels must have {size} labels (one per {unit}), got {len(labels)}")
         getattr(ax, f"set_{axis}ticks")(range(size))
         getattr(ax, f"set_{axis}ticklabels")(labels, rotation=45 if axis == "x" else 0)
     if annotate:
@@ -102,6 +103,21 @@ def heatmap(
     return ax
 
 
+def _per_panel(name: str, labels: object, count: int) -> list[Sequence[str] | None]:
+    """Tick labels for each of ``count`` panels: one shared list, or one list per panel."""
+    if labels is None:
+        return [None] * count
+    labels = list(labels)  # type: ignore[call-overload]
+    if all(isinstance(label, str) for label in labels):
+        return [labels] * count
+    if len(labels) != count:
+        raise ValueError(
+            f"{name} must be one list of labels for every panel or one list per panel ({count}), "
+            f"got {len(labels)} lists"
+        )
+    return labels
+
+
 def heatmaps(
     matrices: Sequence[Matrix],
     titles: Sequence[str] | None = None,
@@ -109,6 +125,8 @@ def heatmaps(
     ncols: int | None = None,
     share_scale: bool = True,
     figsize: tuple[float, float] | None = None,
+    xticklabels: Sequence[str] | Sequence[Sequence[str]] | None = None,
+    yticklabels: Sequence[str] | Sequence[Sequence[str]] | None = None,
     **heatmap_kwargs: object,
 ) -> Figure:
     """Draw several matrices side by side, optionally on one shared colour scale.
@@ -117,25 +135,32 @@ def heatmaps(
         matrices: the ``(R, C)`` matrices.
         titles: one title per matrix.
         ncols: number of columns of the grid (default: all in one row).
-        share_scale: use one ``vmin``/``vmax`` for all panels so colours are comparable.
+        share_scale: use one ``vmin``/``vmax`` for all panels, so colours are comparable, and
+            draw a single colour bar for the figure instead of one per panel.
         figsize: figure size (default: 3.6 inches per panel, 3.2 per row).
+        xticklabels, yticklabels: one list of labels for all panels, or one list per panel
+            (e.g. the tokens of each sentence).
         **heatmap_kwargs: passed on to :func:`heatmap`.
 
     Returns:
         The figure.
 
     Raises:
-        ValueError: if ``matrices`` is empty or ``titles`` has the wrong length.
+        ValueError: if ``matrices`` is empty, or ``titles`` or the per-panel tick labels have
+            the wrong length.
     """
     values = [_as_matrix(f"matrices[{index}]", matrix) for index, matrix in enumerate(matrices)]
     if not values:
         raise ValueError("matrices must contain at least one matrix")
     if titles is not None and len(titles) != len(values):
         raise ValueError(f"titles must have one title per matrix ({len(values)}), got {len(titles)}")
+    x_labels = _per_panel("xticklabels", xticklabels, len(values))
+    y_labels = _per_panel("yticklabels", yticklabels, len(values))
     ncols = len(values) if ncols is None else check_int("ncols", ncols, minimum=1)
     nrows = -(-len(values) // ncols)
     figsize = figsize or (3.6 * ncols, 3.2 * nrows)
     fig, axes = plt.subplots(nrows, ncols, figsize=figsize, squeeze=False, layout="constrained")
+    colorbar = bool(heatmap_kwargs.pop("colorbar", True))
     if share_scale:
         heatmap_kwargs.setdefault("vmin", min(float(np.nanmin(v)) for v in values))
         heatmap_kwargs.setdefault("vmax", max(float(np.nanmax(v)) for v in values))
@@ -144,5 +169,15 @@ def heatmaps(
             ax.set_axis_off()
             continue
         title = titles[index] if titles is not None else None
-        heatmap(values[index], ax, title=title, **heatmap_kwargs)  # type: ignore[arg-type]
+        heatmap(
+            values[index],
+            ax,
+            title=title,
+            xticklabels=x_labels[index],
+            yticklabels=y_labels[index],
+            colorbar=colorbar and not share_scale,
+            **heatmap_kwargs,  # type: ignore[arg-type]
+        )
+    if colorbar and share_scale:
+        fig.colorbar(axes.flat[0].images[0], ax=axes.ravel().tolist())
     return fig

@@ -16,8 +16,8 @@ import math
 import torch
 from torch import nn
 
-from ._validation import check_floating, check_int, check_tensor
-from .attention import attention_weights
+from ._validation import check_int, check_tensor
+from .attention import attention_weights, check_qkv
 
 __all__ = [
     "RelativePositionEmbedding",
@@ -125,13 +125,8 @@ def shaw_attention(
     Raises:
         ValueError: if the embedding tensors do not have shape ``(Lq, Lk, d)``.
     """
-    for name, tensor in (("q", q), ("k", k), ("v", v)):
-        check_floating(name, check_tensor(name, tensor, min_dim=2))
+    check_qkv(q, k, v)
     q_len, k_len, dim = q.shape[-2], k.shape[-2], q.shape[-1]
-    if k.shape[-1] != dim:
-        raise ValueError(f"q and k must have the same last dimension, got {tuple(q.shape)} and {tuple(k.shape)}")
-    if v.shape[-2] != k_len:
-        raise ValueError(f"k and v must have the same number of keys, got {tuple(k.shape)} and {tuple(v.shape)}")
     check_tensor("key_embeddings", key_embeddings)
     if key_embeddings.shape != (q_len, k_len, dim):
         raise ValueError(

@@ -205,7 +205,8 @@ def test_solutions_hidden_until_clicked(visit: object, document: str) -> None:
         solution = solutions.nth(index)
         body = solution.locator(".admonition-title ~ *").first
         assert not body.is_visible(), f"solution {index} of {document} is shown before it is clicked"
-        solution.locator(".admonition-title").click()
+        # The title holds a link back to the exercise; the toggle is the chevron button.
+        solution.locator("button.toggle-button").click()
         body.wait_for(state="visible", timeout=5000)
 
 
@@ -218,7 +219,7 @@ def test_launch_buttons_point_at_the_repository(visit: object, document: str) ->
     links = page.evaluate("() => [...document.querySelectorAll('a')].map(a => a.href)")
     notebook = f"{document}.ipynb"
     colab = f"https://colab.research.google.com/github/{repository}/blob/main/{notebook}"
-    assert colab in links, f"no Colab link {colab} in {json.dumps([l for l in links if 'colab' in l])}"
+    assert colab in links, f"no Colab link {colab} in {json.dumps([link for link in links if 'colab' in link])}"
     assert any(link.startswith(f"https://mybinder.org/v2/gh/{repository}/main") for link in links), (
         f"no Binder link for {repository} on {document}"
     )

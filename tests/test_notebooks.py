@@ -1,0 +1,105 @@
+"""The chapters' committed form: clean, bootstrapped, listed, seeded and structured as a chapter.
+
+Executing them is the build's job (``make build-test`` runs each in a fresh kernel); these
+checks are about what is committed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import notebook_hygiene  # noqa: E402  (a script, not a package)
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+EXPECTED_BOOTSTRAP = notebook_hygiene.bootstrap_source()
+
+
+def _cells(path: Path) -> list[dict]:
+    return json.loads(path.read_text(encoding="utf-8"))["cells"]
+
+
+def _markdown(path: Path) -> str:
+    return "\n".join("".join(cell["source"]) for cell in _cells(path) if cell["cell_type"] == "markdown")
+
+
+def _code(path: Path) -> str:
+    return "\n".join("".join(cell["source"]) for cell in _cells(path) if cell["cell_type"] == "code")
+
+
+def test_there_are_chapters() -> None:
+    assert NOTEBOOKS, "notebooks/ holds no chapter"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+def test_committed_clean_with_bootstrap_cell(path: Path) -> None:
+    assert notebook_hygiene.problems(path, EXPECTED_BOOTSTRAP) == []
+
+
+def test_every_notebook_is_in_the_table_of_contents() -> None:
+    toc = (ROOT / "_toc.yml").read_text(encoding="utf-8")
+    listed = set(re.findall(r"file:\s*(notebooks/\S+)", toc))
+    assert listed == {f"notebooks/{path.stem}" for path in NOTEBOOKS}
+
+
+def _run_bootstrap(monkeypatch: pytest.MonkeyPatch, missing: set[str]) -> list[tuple[str, str]]:
+    """Run the bootstrap cell as IPython would, recording the magics it calls."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    calls: list[tuple[str, str]] = []
+
+    class FakeShell:
+        def run_line_magic(self, name: str, line: str) -> None:
+            calls.append((name, line))
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *args: None if name in missing else real_find_spec(name, *args)
+    )
+    python = TransformerManager().transform_cell(EXPECTED_BOOTSTRAP)
+    exec(compile(python, "<bootstrap>", "exec"), {"get_ipython": FakeShell})
+    return calls
+
+
+def test_bootstrap_cell_does_nothing_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _run_bootstrap(monkeypatch, missing=set()) == []
+
+
+def test_bootstrap_cell_installs_from_the_configured_repository(monkeypatch: pytest.MonkeyPatch) -> None:
+    repository = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["repository"]
+    calls = _run_bootstrap(monkeypatch, missing={"posenc", "d2l"})
+    assert [name for name, _ in calls] == ["pip", "pip"]
+    assert f"git+{repository['url']}@{repository['branch']}" in calls[0][1]
+    assert "--no-deps d2l==" in calls[1][1]
+    requirement = (ROOT / "requirements-nodeps.txt").read_text(encoding="utf-8")
+    assert calls[1][1].split()[-1] in requirement, "the bootstrap cell and requirements-nodeps.txt name different d2l"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+def test_chapter_structure(path: Path) -> None:
+    """One title; opens with goals and prerequisites; closes with a summary and labelled exercises."""
+    markdown = _markdown(path)
+    titles = re.findall(r"^# ", markdown, flags=re.MULTILINE)
+    assert len(titles) == 1, f"{path.name} has {len(titles)} level-1 titles"
+    assert re.search(r"^## Summary", markdown, flags=re.MULTILINE), f"{path.name} has no Summary section"
+    assert re.search(r"^## Exercises", markdown, flags=re.MULTILINE), f"{path.name} has no Exercises section"
+    exercises = re.findall(r"```\{exercise\}[^\n]*\n:label: (\S+)", markdown)
+    solved = set(re.findall(r"```\{solution(?:-start)?\} (\S+)", markdown))
+    assert len(exercises) >= 4, f"{path.name} has {len(exercises)} labelled exercises, at least 4 expected"
+    assert set(exercises) <= solved, f"exercises without a solution: {set(exercises) - solved}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+def test_seeded_and_offline(path: Path) -> None:
+    code = _code(path)
+    assert "seed_everything(" in code, f"{path.name} does not seed its random generators"
+    for download in ("urlretrieve", "requests.get", "d2l.download", "torch.hub", "from_pretrained"):
+        assert download not in code, f"{path.name} downloads at run time ({download})"
