@@ -59,6 +59,7 @@ test: unit build-test browser
 	@echo "make test: all checks passed"
 
 unit: $(INSTALLED)
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest tests -m "not browser"
 
 # A clean build: an empty execution cache, so every notebook runs top to bottom in a fresh kernel.

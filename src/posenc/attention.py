@@ -63,8 +63,8 @@ def attention_weights(
 ) -> torch.Tensor:
     """Turn raw scores into attention weights: add ``bias``, apply ``mask``, softmax over keys.
 
-    A query row whose keys are all masked out gets weights of zero (its output is then zero),
-    the same convention as PyTorch's fused attention, rather than a row of NaNs.
+    A query row whose keys are all masked out (or all biased by ``-inf``) gets weights of zero,
+    so its output is zero: the same convention as PyTorch's fused attention, rather than NaNs.
 
     Args:
         scores: ``(..., Lq, Lk)`` floating scores (already scaled).
@@ -83,15 +83,16 @@ def attention_weights(
         bias = check_floating("bias", check_tensor("bias", bias))
         _check_broadcastable("bias", bias, target)
         scores = scores + bias
-    if mask is None:
-        return torch.softmax(scores, dim=-1)
-    mask = check_tensor("mask", mask)
-    if mask.dtype != torch.bool:
-        raise TypeError(f"mask must be a boolean tensor (True = may attend), got dtype {mask.dtype}")
-    _check_broadcastable("mask", mask, target)
-    weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
-    # The softmax of a row that is -inf everywhere is NaN; such a query attends to nothing.
-    return weights.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
+    if mask is not None:
+        mask = check_tensor("mask", mask)
+        if mask.dtype != torch.bool:
+            raise TypeError(f"mask must be a boolean tensor (True = may attend), got dtype {mask.dtype}")
+        _check_broadcastable("mask", mask, target)
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    # The softmax of a row that is -inf everywhere (masked out, or a -inf bias) is NaN; such a
+    # query attends to nothing.
+    return weights.masked_fill(torch.isneginf(scores).all(dim=-1, keepdim=True), 0.0)
 
 
 def scaled_dot_product_attention(

@@ -101,7 +101,13 @@ def rope_timings(
 
 
 def format_timings(timings: list[Timing]) -> str:
-    """Render timings as a Markdown table (implementation, median ms, time relative to reference)."""
+    """Render timings as a Markdown table (implementation, median ms, time relative to reference).
+
+    Raises:
+        ValueError: if ``timings`` is empty.
+    """
+    if not timings:
+        raise ValueError("timings must hold at least one Timing, got an empty list")
     width = max(len(timing.name) for timing in timings)
     lines = [
         f"| {'implementation':<{width}} | median (ms) | relative |",

@@ -81,15 +81,17 @@ def heatmap(
             labels does not have one label per row/column.
     """
     values = _as_matrix("matrix", matrix)
+    ticks = ((xticklabels, values.shape[1], "x"), (yticklabels, values.shape[0], "y"))
+    for labels, size, axis in ticks:
+        if labels is not None and len(labels) != size:
+            unit = "column" if axis == "x" else "row"
+            raise ValueError(f"{axis}ticklabels must have {size} labels (one per {unit}), got {len(labels)}")
     if ax is None:
         _, ax = plt.subplots()
     image = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
-    for labels, size, axis in ((xticklabels, values.shape[1], "x"), (yticklabels, values.shape[0], "y")):
+    for labels, size, axis in ticks:
         if labels is None:
             continue
-        if len(labels) != size:
-            unit = "column" if axis == "x" else "row"
-            raise ValueError(f"{axis}ticklabels must have {size} labels (one per {unit}), got {len(labels)}")
         getattr(ax, f"set_{axis}ticks")(range(size))
         getattr(ax, f"set_{axis}ticklabels")(labels, rotation=45 if axis == "x" else 0)
     if annotate:

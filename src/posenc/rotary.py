@@ -270,7 +270,7 @@ class RotaryEmbedding(nn.Module):
     The cache holds ``cos(m theta_j)`` and ``sin(m theta_j)`` for ``m < cached_len`` as
     non-persistent buffers: they move with the module between devices but are not saved in a
     ``state_dict``. Asking for a larger integer position recomputes the cache (at least doubling
-    it); real-valued positions (e.g. interpolated ones) are computed directly.
+    it); real-valued positions (e.g. interpolated ones) and negative ones are computed directly.
 
     Args:
         dim: rotated dimension ``d`` (even), usually the head dimension.
@@ -311,11 +311,9 @@ class RotaryEmbedding(nn.Module):
         self.sin = phase.sin().to(device=device, dtype=torch.float32)
 
     def _cos_sin(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        if positions.is_floating_point():
+        if positions.is_floating_point() or (positions.numel() and int(positions.min()) < 0):
             phase = _angles.angles(positions, self.dim, self.base)
             return phase.cos(), phase.sin()
-        if positions.numel() and int(positions.min()) < 0:
-            raise ValueError(f"integer positions must be >= 0, got {int(positions.min())}")
         needed = int(positions.max()) + 1 if positions.numel() else 0
         if needed > self.cached_len:
             self._build_cache(max(needed, 2 * self.cached_len), device=self.cos.device)
