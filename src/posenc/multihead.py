@@ -43,6 +43,10 @@ class MultiHeadSelfAttention(nn.Module):
     ``rope``       rotary embedding of queries and keys (RoFormer)
     ========== ==========================================================================
 
+    ``sinusoidal`` and ``learned`` add their encoding to this layer's input. That is the
+    original Transformer for a single layer; in a stack, the encoding belongs at the input of
+    the first layer only, so build the later layers with ``position="none"``.
+
     Args:
         embed_dim: model dimension ``D``; must be divisible by ``num_heads``.
         num_heads: number of heads ``h`` (>= 1).
