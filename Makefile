@@ -78,7 +78,7 @@ browser: $(INSTALLED) $(BROWSER)
 
 lab: $(INSTALLED)
 	$(BIN)/python -m pip install --quiet -r requirements-lab.txt
-	$(BIN)/jupyter lab notebooks
+	$(BIN)/jupyter lab notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
 
 bench: $(INSTALLED)
 	$(BIN)/python benchmarks/rope_speed.py
