@@ -60,6 +60,7 @@ test: unit build-test browser
 
 unit: $(INSTALLED)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest tests -m "not browser"
 
 # A clean build: an empty execution cache, so every notebook runs top to bottom in a fresh kernel.

@@ -38,7 +38,7 @@ def _check_broadcastable(name: str, value: torch.Tensor, target: tuple[int, ...]
         )
 
 
-def check_qkv(q: object, k: object, v: object) -> None:
+def check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
     """Check that ``q (..., Lq, d)``, ``k (..., Lk, d)`` and ``v (..., Lk, dv)`` fit together.
 
     Raises:
@@ -48,13 +48,13 @@ def check_qkv(q: object, k: object, v: object) -> None:
     """
     for name, tensor in (("q", q), ("k", k), ("v", v)):
         check_floating(name, check_tensor(name, tensor, min_dim=2))
-    if q.shape[-1] != k.shape[-1]:  # type: ignore[union-attr]
+    if q.shape[-1] != k.shape[-1]:
         raise ValueError(
-            f"q and k must have the same last dimension d, got q {tuple(q.shape)} and k {tuple(k.shape)}"  # type: ignore[union-attr]
+            f"q and k must have the same last dimension d, got q {tuple(q.shape)} and k {tuple(k.shape)}"
         )
-    if k.shape[-2] != v.shape[-2]:  # type: ignore[union-attr]
+    if k.shape[-2] != v.shape[-2]:
         raise ValueError(
-            f"k and v must have the same number of keys Lk, got k {tuple(k.shape)} and v {tuple(v.shape)}"  # type: ignore[union-attr]
+            f"k and v must have the same number of keys Lk, got k {tuple(k.shape)} and v {tuple(v.shape)}"
         )
 
 

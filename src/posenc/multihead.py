@@ -146,7 +146,7 @@ class MultiHeadSelfAttention(nn.Module):
             bias = alibi_bias(self.num_heads, seq_len).to(x.device, x.dtype)
         if self.rotary is not None:
             q, k = self.rotary(q), self.rotary(k)
-        if self.relative_keys is not None:
+        if self.relative_keys is not None and self.relative_values is not None:
             output, weights = shaw_attention(
                 q,
                 k,

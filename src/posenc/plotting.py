@@ -105,19 +105,21 @@ def heatmap(
     return ax
 
 
-def _per_panel(name: str, labels: object, count: int) -> list[Sequence[str] | None]:
+TickLabels = Sequence[str] | Sequence[Sequence[str]] | None
+
+
+def _per_panel(name: str, labels: TickLabels, count: int) -> list[Sequence[str] | None]:
     """Tick labels for each of ``count`` panels: one shared list, or one list per panel."""
     if labels is None:
         return [None] * count
-    labels = list(labels)  # type: ignore[call-overload]
     if all(isinstance(label, str) for label in labels):
-        return [labels] * count
+        return [labels] * count  # type: ignore[list-item]
     if len(labels) != count:
         raise ValueError(
             f"{name} must be one list of labels for every panel or one list per panel ({count}), "
             f"got {len(labels)} lists"
         )
-    return labels
+    return list(labels)  # type: ignore[arg-type]
 
 
 def heatmaps(
@@ -127,8 +129,8 @@ def heatmaps(
     ncols: int | None = None,
     share_scale: bool = True,
     figsize: tuple[float, float] | None = None,
-    xticklabels: Sequence[str] | Sequence[Sequence[str]] | None = None,
-    yticklabels: Sequence[str] | Sequence[Sequence[str]] | None = None,
+    xticklabels: TickLabels = None,
+    yticklabels: TickLabels = None,
     **heatmap_kwargs: object,
 ) -> Figure:
     """Draw several matrices side by side, optionally on one shared colour scale.
