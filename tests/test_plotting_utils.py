@@ -21,7 +21,9 @@ from posenc import (
     format_timings,
     heatmap,
     heatmaps,
+    max_abs_diff,
     median_time,
+    report,
     rope_timings,
     seed_everything,
     use_book_style,
@@ -139,6 +141,28 @@ def test_use_book_style_sets_rcparams():
 
 
 # --------------------------------------------------------------------------- utils
+
+
+def test_max_abs_diff_is_the_largest_entrywise_gap():
+    a = torch.tensor([[1.0, -2.0], [3.0, 4.0]])
+    b = torch.tensor([[1.0, 2.0], [3.5, 4.0]])
+    assert max_abs_diff(a, b) == 4.0  # |-2 - 2| beats |3 - 3.5|
+    assert max_abs_diff(a, a) == 0.0
+    assert max_abs_diff(a, torch.tensor(1.0)) == 3.0  # broadcasting: |4 - 1|
+    with pytest.raises(ValueError, match="broadcast"):
+        max_abs_diff(torch.zeros(2), torch.zeros(3))
+    with pytest.raises(ValueError, match="empty"):
+        max_abs_diff(torch.zeros(0), torch.zeros(0))
+    with pytest.raises(TypeError, match="b must be a torch.Tensor"):
+        max_abs_diff(a, [1.0])
+
+
+def test_report_prints_an_aligned_row(capsys):
+    report("gap", 1.5e-7)
+    report("a longer label", 3.0, 20)
+    first, second = capsys.readouterr().out.splitlines()
+    assert first == f"{'gap':<44}{'1.5e-07':>10}"
+    assert second == f"{'a longer label':<20}{'3.0e+00':>10}"
 
 
 def test_seed_everything_makes_random_draws_reproducible():

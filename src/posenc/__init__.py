@@ -46,7 +46,7 @@ from .rotary import (
     rope_matrix,
     rotate_half,
 )
-from .utils import describe_machine, seed_everything
+from .utils import describe_machine, max_abs_diff, report, seed_everything
 
 __version__ = "0.1.0"
 
@@ -73,9 +73,11 @@ __all__ = [
     "heatmap",
     "heatmaps",
     "interleaved_to_half",
+    "max_abs_diff",
     "median_time",
     "one_hot_encoding",
     "relative_positions",
+    "report",
     "rope_frequencies",
     "rope_matrix",
     "rope_timings",

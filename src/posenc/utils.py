@@ -11,7 +11,7 @@ import torch
 
 from ._validation import check_int
 
-__all__ = ["describe_machine", "seed_everything"]
+__all__ = ["describe_machine", "max_abs_diff", "report", "seed_everything"]
 
 
 def seed_everything(seed: int = 0) -> torch.Generator:
@@ -31,6 +31,39 @@ def seed_everything(seed: int = 0) -> torch.Generator:
     np.random.seed(seed)
     torch.manual_seed(seed)
     return torch.Generator().manual_seed(seed)
+
+
+def max_abs_diff(a: torch.Tensor, b: torch.Tensor) -> float:
+    """Largest absolute entrywise difference ``max |a - b|``: how far two computations disagree.
+
+    Args:
+        a, b: tensors of broadcastable shapes.
+
+    Returns:
+        The maximum as a Python float (0.0 for identical tensors).
+
+    Raises:
+        TypeError: if ``a`` or ``b`` is not a tensor.
+        ValueError: if their shapes do not broadcast or they are empty.
+    """
+    for name, value in (("a", a), ("b", b)):
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+    try:
+        difference = (a - b).abs()
+    except RuntimeError as error:
+        raise ValueError(f"a {tuple(a.shape)} and b {tuple(b.shape)} do not broadcast together") from error
+    if difference.numel() == 0:
+        raise ValueError("a and b are empty: there is no difference to measure")
+    return float(difference.max())
+
+
+def report(label: str, value: float, width: int = 44) -> None:
+    """Print one row of an aligned two-column table: a description and a number in ``.1e`` format.
+
+    Chapters use it to print checks such as ``report("max |A - B|", max_abs_diff(A, B))``.
+    """
+    print(f"{label:<{width}}{value:>10.1e}")
 
 
 def describe_machine() -> str:
