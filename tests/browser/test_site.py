@@ -3,7 +3,8 @@
 The site is served on 127.0.0.1 and opened in Debian's headless Chromium through Playwright.
 Every request that leaves the local server is blocked and recorded, so the pages are checked
 exactly as a reader without network would see them: every formula typeset by the bundled
-MathJax, every figure loaded, no script errors, solutions hidden until clicked.
+MathJax, every figure loaded, no script errors, every internal link resolving, solutions hidden
+until clicked.
 
 Run through ``make browser`` (after a build), which sets ``SITE_DIR`` to the built HTML and
 ``SCREENSHOT_DIR`` to where a full-page screenshot of every page is saved for review.
@@ -223,3 +224,32 @@ def test_launch_buttons_point_at_the_repository(visit: object, document: str) ->
     assert any(link.startswith(f"https://mybinder.org/v2/gh/{repository}/main") for link in links), (
         f"no Binder link for {repository} on {document}"
     )
+
+
+def test_internal_links_resolve(browser: object, server: str) -> None:
+    """Every link from one page of the book to another (and to an anchor in it) leads somewhere."""
+    from urllib.parse import urldefrag
+
+    context = browser.new_context()
+    page = context.new_page()
+    context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(server) else route.abort())
+    targets: dict[str, set[str]] = {}
+    for document in _toc_documents():
+        page.goto(f"{server}/{document}.html", wait_until="domcontentloaded")
+        for href in page.evaluate("() => [...document.querySelectorAll('a[href]')].map(a => a.href)"):
+            url, fragment = urldefrag(href)
+            if url.startswith(server):
+                targets.setdefault(url, set()).add(fragment)
+    broken = []
+    for url, fragments in sorted(targets.items()):
+        response = context.request.get(url)
+        if not response.ok:
+            broken.append(f"{response.status} {url}")
+            continue
+        body = response.text()
+        broken += [
+            f"no anchor #{fragment} in {url}" for fragment in fragments if fragment and f'id="{fragment}"' not in body
+        ]
+    context.close()
+    assert targets, "no internal links found"
+    assert not broken, "broken internal links:\n" + "\n".join(broken)
