@@ -1,7 +1,7 @@
 """Frequencies, angles and 2x2 rotation blocks shared by the sinusoidal and rotary encodings.
 
-Both families use the same geometric ladder of frequencies ``theta_j = base^(-2j/dim)``.
-Angles ``position * theta_j`` are formed in float64: in float16 or bfloat16 a position such
+Both families use the same geometric ladder of frequencies ``theta_k = base^(-2k/dim)``.
+Angles ``position * theta_k`` are formed in float64: in float16 or bfloat16 a position such
 as 2049 is not even representable, and in float32 the angle of a far position loses its
 last digits, which the sine of a fast frequency turns into a visible error.
 """
@@ -14,7 +14,7 @@ from ._validation import check_even, check_positive_float
 
 
 def frequencies(dim: int, base: float) -> torch.Tensor:
-    """Return ``theta_j = base ** (-2j / dim)`` for ``j = 0 .. dim/2 - 1`` in float64.
+    """Return ``theta_k = base ** (-2k / dim)`` for ``k = 0 .. dim/2 - 1`` in float64.
 
     Raises:
         ValueError: if ``dim`` is not a positive even integer or ``base <= 0``.
@@ -32,8 +32,8 @@ def angles(positions: torch.Tensor, dim: int, base: float) -> torch.Tensor:
 
 
 def block_diagonal(blocks: torch.Tensor) -> torch.Tensor:
-    """Assemble ``(k, 2, 2)`` blocks into a ``(2k, 2k)`` block-diagonal matrix.
+    """Assemble ``(n, 2, 2)`` blocks into a ``(2n, 2n)`` block-diagonal matrix.
 
-    Block ``j`` acts on coordinates ``(2j, 2j + 1)``.
+    Block ``k`` acts on coordinates ``(2k, 2k + 1)``.
     """
     return torch.block_diag(*blocks.unbind(0))

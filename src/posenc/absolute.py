@@ -8,8 +8,8 @@ Shape legend:
 The sinusoidal encoding of position :math:`i` is
 
 .. math::
-    P_{i, 2j} = \sin\!\left(\frac{i}{b^{2j/D}}\right), \qquad
-    P_{i, 2j+1} = \cos\!\left(\frac{i}{b^{2j/D}}\right), \qquad j = 0, \dots, D/2 - 1,
+    P_{i, 2k} = \sin\!\left(\frac{i}{b^{2k/D}}\right), \qquad
+    P_{i, 2k+1} = \cos\!\left(\frac{i}{b^{2k/D}}\right), \qquad k = 0, \dots, D/2 - 1,
 
 with base :math:`b = 10000` in the original Transformer (and in d2l's ``PositionalEncoding``).
 """
@@ -73,7 +73,7 @@ def sinusoidal_encoding(
 ) -> torch.Tensor:
     """The fixed sinusoidal encoding of Vaswani et al. (2017).
 
-    ``P[i, 2j] = sin(i / base**(2j/dim))`` and ``P[i, 2j+1] = cos(i / base**(2j/dim))``, the same
+    ``P[i, 2k] = sin(i / base**(2k/dim))`` and ``P[i, 2k+1] = cos(i / base**(2k/dim))``, the same
     table as d2l's ``PositionalEncoding``. Angles are formed in float64, then cast to ``dtype``.
 
     Args:
@@ -95,24 +95,26 @@ def sinusoidal_encoding(
 def sinusoidal_offset_matrix(
     offset: float, dim: int, base: float = 10000.0, *, dtype: torch.dtype = torch.float32
 ) -> torch.Tensor:
-    r"""The linear map ``M_k`` with ``P[i + k] = M_k @ P[i]`` for every position ``i``.
+    r"""The linear map ``M(delta)`` with ``P[i + delta] = M(delta) @ P[i]`` for every position ``i``.
 
-    It does not depend on ``i``: for each frequency :math:`\omega_j` it is the block
+    It does not depend on ``i``: for each frequency :math:`\omega_k` it is the block
 
     .. math::
-        \begin{pmatrix} \cos k\omega_j & \sin k\omega_j \\ -\sin k\omega_j & \cos k\omega_j \end{pmatrix}
+        \begin{pmatrix}
+            \cos \delta\omega_k & \sin \delta\omega_k \\ -\sin \delta\omega_k & \cos \delta\omega_k
+        \end{pmatrix}
 
-    acting on the pair ``(P[i, 2j], P[i, 2j+1]) = (sin, cos)``, by the angle-addition formulas.
+    acting on the pair ``(P[i, 2k], P[i, 2k+1]) = (sin, cos)``, by the angle-addition formulas.
 
     Args:
-        offset: the shift ``k`` (any real number; negative shifts move backwards).
+        offset: the shift ``delta`` (any real number; negative shifts move backwards).
         dim: encoding width ``D``; must be even.
         base: frequency base ``b`` (> 0).
         dtype: floating dtype of the result.
 
     Returns:
         ``(D, D)`` block-diagonal matrix. For a table ``P`` of shape ``(L, D)`` (rows are
-        positions), ``P @ M_k.T`` is the table shifted by ``k``.
+        positions), ``P @ M(delta).T`` is the table shifted by ``delta``.
 
     Raises:
         TypeError: if ``offset`` is not a real number.

@@ -5,8 +5,8 @@ Shape legend:
     - ``d``: dimension being rotated (the head dimension); always even
     - ``...``: any leading dimensions (batch, heads)
 
-RoPE rotates the pair of coordinates number ``j`` of a query or key at position ``m`` by the
-angle :math:`m\theta_j`, with :math:`\theta_j = b^{-2j/d}`, :math:`j = 0, \dots, d/2 - 1`:
+RoPE rotates the pair of coordinates number ``k`` of a query or key at position ``m`` by the
+angle :math:`m\theta_k`, with :math:`\theta_k = b^{-2k/d}`, :math:`k = 0, \dots, d/2 - 1`:
 
 .. math::
     R_m = \operatorname{diag}\!\left(B(m\theta_0), \dots, B(m\theta_{d/2-1})\right), \qquad
@@ -15,10 +15,10 @@ angle :math:`m\theta_j`, with :math:`\theta_j = b^{-2j/d}`, :math:`j = 0, \dots,
 Because :math:`R_m^\top R_n = R_{n-m}`, the score :math:`(R_m q)^\top (R_n k) = q^\top R_{n-m} k`
 depends on the positions only through their offset :math:`n - m`.
 
-Two layouts decide *which* coordinates form pair ``j``:
+Two layouts decide *which* coordinates form pair ``k``:
 
-- ``"interleaved"``: ``(2j, 2j + 1)`` (RoFormer paper, Meta's LLaMA reference code);
-- ``"half"``: ``(j, j + d/2)`` (GPT-NeoX, Hugging Face Llama's ``rotate_half``).
+- ``"interleaved"``: ``(2k, 2k + 1)`` (RoFormer paper, Meta's LLaMA reference code);
+- ``"half"``: ``(k, k + d/2)`` (GPT-NeoX, Hugging Face Llama's ``rotate_half``).
 
 They are the same rotation seen through a fixed permutation of coordinates
 (:func:`interleaved_to_half`, :func:`half_to_interleaved`).
@@ -57,7 +57,7 @@ ROPE_LAYOUTS = ("interleaved", "half")
 
 
 def rope_frequencies(dim: int, base: float = 10000.0) -> torch.Tensor:
-    r"""Rotation frequencies :math:`\theta_j = b^{-2j/d}` for :math:`j = 0, \dots, d/2 - 1`.
+    r"""Rotation frequencies :math:`\theta_k = b^{-2k/d}` for :math:`k = 0, \dots, d/2 - 1`.
 
     Args:
         dim: rotated dimension ``d``; must be even.
@@ -77,8 +77,8 @@ def rope_matrix(
 ) -> torch.Tensor:
     """The dense rotation matrix ``R_m`` of RoPE, interleaved layout.
 
-    Block ``j`` is ``[[cos m*theta_j, -sin m*theta_j], [sin m*theta_j, cos m*theta_j]]`` and acts
-    on coordinates ``(2j, 2j + 1)``. This ``O(d^2)`` form is for teaching and testing; use
+    Block ``k`` is ``[[cos m*theta_k, -sin m*theta_k], [sin m*theta_k, cos m*theta_k]]`` and acts
+    on coordinates ``(2k, 2k + 1)``. This ``O(d^2)`` form is for teaching and testing; use
     :func:`apply_rope` to rotate tensors.
 
     Args:
@@ -154,7 +154,7 @@ def apply_rope(
         positions: optional 1-D tensor of ``L`` positions (integers or reals); default
             ``arange(L)``.
         base: frequency base (> 0).
-        layout: ``"interleaved"`` (pairs ``(2j, 2j+1)``) or ``"half"`` (pairs ``(j, j+d/2)``).
+        layout: ``"interleaved"`` (pairs ``(2k, 2k+1)``) or ``"half"`` (pairs ``(k, k+d/2)``).
 
     Returns:
         Tensor of the same shape and dtype as ``x``.
@@ -178,8 +178,8 @@ def apply_rope_complex(
 ) -> torch.Tensor:
     r"""RoPE through complex numbers, interleaved layout.
 
-    Pair ``(x[2j], x[2j+1])`` is read as :math:`z_j = x_{2j} + i\,x_{2j+1}` and multiplied by
-    :math:`e^{i m \theta_j}`, which rotates it by :math:`m\theta_j` in the complex plane.
+    Pair ``(x[2k], x[2k+1])`` is read as :math:`z_k = x_{2k} + \mathrm{i}\,x_{2k+1}` and multiplied by
+    :math:`e^{\mathrm{i} m \theta_k}`, which rotates it by :math:`m\theta_k` in the complex plane.
 
     Args:
         x: ``(..., L, d)``; ``d`` even.
@@ -231,7 +231,7 @@ def interleaved_to_half(x: torch.Tensor) -> torch.Tensor:
     """Permute the last dimension from interleaved to half layout.
 
     Coordinates ``(x0, x1, x2, x3, ...)`` become ``(x0, x2, ..., x1, x3, ...)``: the pair
-    ``(2j, 2j+1)`` moves to ``(j, j + d/2)``.
+    ``(2k, 2k+1)`` moves to ``(k, k + d/2)``.
 
     Args:
         x: ``(..., d)`` with ``d`` even.
@@ -248,7 +248,7 @@ def interleaved_to_half(x: torch.Tensor) -> torch.Tensor:
 
 
 def half_to_interleaved(x: torch.Tensor) -> torch.Tensor:
-    """Inverse of :func:`interleaved_to_half`: the pair ``(j, j + d/2)`` moves to ``(2j, 2j+1)``.
+    """Inverse of :func:`interleaved_to_half`: the pair ``(k, k + d/2)`` moves to ``(2k, 2k+1)``.
 
     Args:
         x: ``(..., d)`` with ``d`` even.
@@ -267,7 +267,7 @@ def half_to_interleaved(x: torch.Tensor) -> torch.Tensor:
 class RotaryEmbedding(nn.Module):
     """RoPE as a module, with a cos/sin cache that grows on demand.
 
-    The cache holds ``cos(m theta_j)`` and ``sin(m theta_j)`` for ``m < cached_len`` as
+    The cache holds ``cos(m theta_k)`` and ``sin(m theta_k)`` for ``m < cached_len`` as
     non-persistent buffers: they move with the module between devices but are not saved in a
     ``state_dict``. Asking for a larger integer position recomputes the cache (at least doubling
     it); real-valued positions (e.g. interpolated ones) and negative ones are computed directly.
