@@ -98,6 +98,19 @@ def test_chapter_structure(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+def test_code_fits_the_page(path: Path) -> None:
+    """Code lines longer than 79 characters are cut off in the book's code boxes."""
+    long_lines = [
+        f"cell {index}: {line[:60]}..."
+        for index, cell in enumerate(_cells(path)[1:], start=1)  # the hidden bootstrap cell is exempt
+        if cell["cell_type"] == "code"
+        for line in "".join(cell["source"]).splitlines()
+        if len(line) > 79
+    ]
+    assert not long_lines, f"{path.name} has code lines over 79 characters:\n" + "\n".join(long_lines)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
 def test_seeded_and_offline(path: Path) -> None:
     code = _code(path)
     assert "seed_everything(" in code, f"{path.name} does not seed its random generators"
