@@ -34,7 +34,7 @@ def main() -> int:
         return 1
     cache = get_cache(cache_dir)
     failed = False
-    print(f"{'notebook':<45} {'seconds':>8}")
+    print(f"{'notebook':<56} {'seconds':>8}")
     for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
         name = str(notebook.relative_to(ROOT))
         try:
@@ -43,12 +43,12 @@ def main() -> int:
         except KeyError:
             elapsed = None
         if elapsed is None:
-            print(f"{name:<45} {'-':>8}  NOT EXECUTED by this build")
+            print(f"{name:<56} {'-':>8}  NOT EXECUTED by this build")
             failed = True
             continue
         verdict = "over budget" if elapsed > args.budget else ""
         failed |= elapsed > args.budget
-        print(f"{name:<45} {elapsed:8.1f}  {verdict}")
+        print(f"{name:<56} {elapsed:8.1f}  {verdict}")
     print(f"budget: {args.budget:.0f} s per notebook -> {'FAILED' if failed else 'ok'}")
     return 1 if failed else 0
 
