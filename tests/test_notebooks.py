@@ -95,6 +95,11 @@ def test_chapter_structure(path: Path) -> None:
     solved = set(re.findall(r"```\{solution(?:-start)?\} (\S+)", markdown))
     assert len(exercises) >= 4, f"{path.name} has {len(exercises)} labelled exercises, at least 4 expected"
     assert set(exercises) <= solved, f"exercises without a solution: {set(exercises) - solved}"
+    # sphinx-proof glues "Proof." onto the first paragraph, so a proof that opens with a list
+    # renders its items as one run-on paragraph.
+    assert not re.search(r"```\{prf:proof\}[^\n]*\n(:[^\n]*\n)*\s*\d+\. ", markdown), (
+        f"{path.name} has a proof that opens with a numbered list; start it with a sentence"
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
