@@ -3,8 +3,8 @@
 The site is served on 127.0.0.1 and opened in Debian's headless Chromium through Playwright.
 Every request that leaves the local server is blocked and recorded, so the pages are checked
 exactly as a reader without network would see them: every formula typeset by the bundled
-MathJax, every figure loaded, no script errors, every internal link resolving, solutions hidden
-until clicked.
+MathJax and as wide as the page column at most, every figure loaded, no script errors, every
+internal link resolving, solutions hidden until clicked.
 
 Run through ``make browser`` (after a build), which sets ``SITE_DIR`` to the built HTML and
 ``SCREENSHOT_DIR`` to where a full-page screenshot of every page is saved for review.
@@ -163,6 +163,11 @@ def test_page_renders_offline(visit: object, document: str) -> None:
                 typeset: nodes.filter(n => n.querySelector('mjx-container')).length,
                 errors: [...document.querySelectorAll('mjx-merror')].map(n => n.textContent),
                 raw: nodes.filter(n => !n.querySelector('mjx-container')).map(n => n.textContent.slice(0, 80)),
+                // Display equations wider than their column (the text, a proof or an exercise box).
+                wide: [...document.querySelectorAll('div.math')].filter(d => {
+                    const m = d.querySelector('mjx-container > mjx-math');
+                    return m && m.getBoundingClientRect().width > d.getBoundingClientRect().width + 2;
+                }).map(d => d.textContent.slice(0, 80)),
             };
         }"""
     )
@@ -172,6 +177,7 @@ def test_page_renders_offline(visit: object, document: str) -> None:
     assert not result.errors, f"{document} has script errors: {result.errors}"
     assert math["typeset"] == math["total"], f"{document}: formulas not typeset by MathJax: {math['raw']}"
     assert not math["errors"], f"{document}: MathJax errors: {math['errors']}"
+    assert not math["wide"], f"{document}: display equations wider than the page column: {math['wide']}"
 
 
 def test_mathjax_is_served_locally(visit: object, server: str) -> None:
