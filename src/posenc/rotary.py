@@ -120,16 +120,21 @@ def _compute_dtype(x: torch.Tensor) -> torch.dtype:
     return torch.promote_types(x.dtype, torch.float32)
 
 
+def _complex_pairs(x: torch.Tensor) -> torch.Tensor:
+    """View the interleaved pairs ``(x[2k], x[2k+1])`` of ``(..., d)`` as ``(..., d/2)`` complex numbers."""
+    x = x.contiguous()
+    # view_as_complex needs an even storage offset, which a slice of a larger tensor may lack.
+    if x.storage_offset() % 2:
+        x = x.clone()
+    return torch.view_as_complex(x.unflatten(-1, (x.shape[-1] // 2, 2)))
+
+
 def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str) -> torch.Tensor:
     """Rotate pairs of ``x`` (``(..., L, d)``) by angles with ``cos``/``sin`` of shape ``(L, d/2)``."""
     if layout == "interleaved":
         # Interleaved pairs are adjacent in memory, so (a, b) can be read as a + ib without a
         # copy and rotated by a single complex multiplication: the fastest kernel on a CPU.
-        x = x.contiguous()
-        if x.storage_offset() % 2:
-            x = x.clone()
-        pairs = torch.view_as_complex(x.unflatten(-1, (x.shape[-1] // 2, 2)))
-        return torch.view_as_real(pairs * torch.complex(cos, sin)).flatten(-2)
+        return torch.view_as_real(_complex_pairs(x) * torch.complex(cos, sin)).flatten(-2)
     first, second = x.chunk(2, dim=-1)
     return torch.cat(
         (torch.addcmul(first * cos, second, sin, value=-1), torch.addcmul(first * sin, second, cos)), dim=-1
@@ -198,10 +203,7 @@ def apply_rope_complex(
     positions = resolve_positions(positions, seq_len, device=x.device)
     phase = _angles.angles(positions, dim, base)
     dtype = _compute_dtype(x)
-    pairs = x.to(dtype).unflatten(-1, (dim // 2, 2)).contiguous()
-    if pairs.storage_offset() % 2:  # view_as_complex needs an even offset, as in _rotate
-        pairs = pairs.clone()
-    pairs = torch.view_as_complex(pairs)
+    pairs = _complex_pairs(x.to(dtype))
     rotations = torch.polar(torch.ones_like(phase), phase).to(pairs.dtype)
     return torch.view_as_real(pairs * rotations).flatten(-2).to(x.dtype)
 
