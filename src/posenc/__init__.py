@@ -10,10 +10,13 @@ Modules, one per family of position methods:
 - :mod:`posenc.plotting`: the book's figure helpers
 - :mod:`posenc.utils`: seeding and machine description
 - :mod:`posenc.benchmark`: timings of the RoPE implementations
+- :mod:`posenc.exercises`: auto-checkers for the coding exercises, with diagnostic feedback
 
-Every public name is importable from ``posenc`` directly.
+Every public name is importable from ``posenc`` directly, except the checkers of
+:mod:`posenc.exercises`, which are imported from that module.
 """
 
+from . import exercises
 from .absolute import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
@@ -68,6 +71,7 @@ __all__ = [
     "causal_mask",
     "clipped_relative_positions",
     "describe_machine",
+    "exercises",
     "format_timings",
     "half_to_interleaved",
     "heatmap",

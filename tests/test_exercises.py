@@ -1,0 +1,860 @@
+"""Auto-checkers of the exercises: correct implementations pass, typical mistakes are diagnosed.
+
+Every checker is fed the posenc reference, an independent correct implementation written here,
+and each typical wrong implementation its docstring promises to recognise; the tests assert on
+the verdict *and* on the key phrase of the diagnosis. Shared behaviour (not implemented yet,
+exceptions, wrong return types, the global random state, argument validation, the report) is
+tested for every checker at once.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from conftest import seeds
+from hypothesis import given, settings
+
+import posenc
+from posenc import (
+    alibi_slopes,
+    apply_rope,
+    scaled_dot_product_attention,
+    sinusoidal_encoding,
+    t5_relative_position_bucket,
+)
+from posenc.exercises import (
+    CheckResult,
+    check_alibi_slopes,
+    check_apply_rope,
+    check_attention,
+    check_padded_positions,
+    check_sinusoidal,
+    check_t5_bucket,
+)
+
+
+def feedback(result: CheckResult) -> str:
+    return "\n".join(result.feedback)
+
+
+def assert_fails_with(result: CheckResult, *phrases: str) -> None:
+    assert isinstance(result, CheckResult)
+    assert bool(result) is False, str(result)
+    text = feedback(result)
+    for phrase in phrases:
+        assert phrase in text, f"{phrase!r} not in the feedback:\n{result}"
+
+
+def assert_passes(result: CheckResult) -> None:
+    assert isinstance(result, CheckResult)
+    assert bool(result) is True, str(result)
+    assert result.passed and result.cases > 0 and result.feedback
+
+
+# --------------------------------------------------------------------------- attention
+
+
+def reference_attention(q, k, v, mask=None):
+    return scaled_dot_product_attention(q, k, v, mask)
+
+
+def make_attention(scale=None, axis=-1, mask_mode="right", output="weights @ v"):
+    """An attention implementation with one knob per typical mistake (defaults: correct)."""
+
+    def attention(q, k, v, mask=None):
+        d = q.shape[-1]
+        factor = math.sqrt(d) if scale is None else scale(q, k, v)
+        scores = q @ k.transpose(-2, -1) / factor
+        if mask is not None and mask_mode == "right":
+            scores = scores.masked_fill(~mask, float("-inf"))
+        elif mask is not None and mask_mode == "inverted":
+            scores = scores.masked_fill(mask, float("-inf"))
+        elif mask is not None and mask_mode == "zero":
+            scores = scores.masked_fill(~mask, 0.0)
+        weights = torch.softmax(scores, dim=axis)
+        if output == "weights @ v":
+            out = weights @ v
+        elif output == "transposed":
+            out = weights.transpose(-2, -1) @ v
+        else:
+            out = weights @ k
+        return out, weights
+
+    return attention
+
+
+def independent_attention(q, k, v, mask=None):
+    """Row by row with explicit exponentials: a correct implementation that shares no code."""
+    scores = torch.einsum("...qd,...kd->...qk", q, k) * q.shape[-1] ** -0.5
+    if mask is not None:
+        scores = torch.where(mask, scores, torch.full_like(scores, -math.inf))
+    exponentials = torch.exp(scores - scores.amax(dim=-1, keepdim=True))
+    weights = exponentials / exponentials.sum(dim=-1, keepdim=True)
+    return torch.einsum("...qk,...kv->...qv", weights, v), weights
+
+
+@pytest.mark.parametrize("fn", [reference_attention, independent_attention, make_attention()])
+def test_attention_correct_implementations_pass(fn):
+    result = check_attention(fn)
+    assert_passes(result)
+    assert "scaled_dot_product_attention" in feedback(result)
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (make_attention(axis=-2), ["softmax over the wrong axis", "every column sums to 1", "dim=-1"]),
+        (make_attention(scale=lambda q, k, v: 1.0), ["without scaling", "sqrt(d) = sqrt(12)"]),
+        (make_attention(scale=lambda q, k, v: q.shape[-1]), ["you scale the scores by d = 12"]),
+        (make_attention(scale=lambda q, k, v: math.sqrt(v.shape[-1])), ["sqrt(dv) = sqrt(5)", "value dimension"]),
+        (make_attention(scale=lambda q, k, v: v.shape[-1]), ["you scale by dv = 5"]),
+        (make_attention(scale=lambda q, k, v: math.sqrt(k.shape[-2])), ["number of keys"]),
+        (make_attention(scale=lambda q, k, v: 1 / math.sqrt(q.shape[-1])), ["you multiply the scores by sqrt(d)"]),
+        (make_attention(mask_mode="inverted"), ["mask convention inverted", "True means \"may attend\""]),
+        (make_attention(mask_mode="ignored"), ["the mask is ignored", "unmasked softmax"]),
+        (make_attention(mask_mode="zero"), ["must get weight exactly 0", "not with 0"]),
+        (make_attention(output="transposed"), ["weights are right but the output is not", "weightsᵀ @ v"]),
+        (make_attention(output="keys"), ["weights are right but the output is not", "weights @ k"]),
+    ],
+)
+def test_attention_mistakes_are_diagnosed(fn, phrases):
+    assert_fails_with(check_attention(fn), *phrases)
+
+
+def test_attention_the_chapters_buggy_attention_is_diagnosed():
+    def buggy_attention(q, k, v, mask=None):  # ex-perm-3
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        weights = torch.softmax(scores, dim=-2)
+        return weights @ v, weights
+
+    assert_fails_with(check_attention(buggy_attention), "softmax over the wrong axis")
+
+
+def test_attention_return_mistakes_are_reported():
+    assert_fails_with(check_attention(lambda q, k, v, mask=None: reference_attention(q, k, v, mask)[0]),
+                      "expected a pair (output, weights)")
+    assert_fails_with(check_attention(lambda q, k, v, mask=None: reference_attention(q, k, v, mask)[::-1]),
+                      "return (output, weights), output first")
+    assert_fails_with(
+        check_attention(lambda q, k, v, mask=None: (reference_attention(q, k, v, mask)[0].double(),
+                                                    reference_attention(q, k, v, mask)[1].double())),
+        "dtype float64; expected float32",
+    )
+    assert_fails_with(
+        check_attention(lambda q, k, v, mask=None: (reference_attention(q, k, v, mask)[0][..., :1],
+                                                    reference_attention(q, k, v, mask)[1])),
+        "output of shape", "expected shape",
+    )
+
+
+def test_attention_in_place_scaling_is_reported():
+    def scales_in_place(q, k, v, mask=None):
+        q /= math.sqrt(q.shape[-1])
+        return reference_attention(q * math.sqrt(q.shape[-1]), k, v, mask)
+
+    assert_fails_with(check_attention(scales_in_place), "modified its input q in place")
+
+
+def test_attention_batch_failure_names_the_shapes():
+    def two_dimensional_only(q, k, v, mask=None):
+        scores = q @ k.T / math.sqrt(q.shape[-1])  # .T is wrong for batched inputs
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        weights = scores.softmax(-1)
+        return weights @ v, weights
+
+    result = check_attention(two_dimensional_only)
+    assert_fails_with(result, "q of shape (2, 3, 4, 8)", "raised")
+
+
+# --------------------------------------------------------------------------- padded positions
+
+
+def reference_positions(input_ids, padding_idx=1):
+    """Hugging Face's ``create_position_ids_from_input_ids``."""
+    mask = input_ids.ne(padding_idx).int()
+    incremental_indices = torch.cumsum(mask, dim=1).type_as(mask) * mask
+    return incremental_indices.long() + padding_idx
+
+
+def loop_positions(input_ids, padding_idx=1):
+    """A row-by-row loop in Python: an independent correct implementation."""
+    rows = []
+    for row in input_ids.tolist():
+        count, positions = 0, []
+        for token in row:
+            if token == padding_idx:
+                positions.append(padding_idx)
+            else:
+                count += 1
+                positions.append(padding_idx + count)
+        rows.append(positions)
+    return torch.tensor(rows)
+
+
+def buggy_positions(input_ids, padding_idx=1):  # ex-abs-5
+    seq_len = input_ids.shape[-1]
+    return torch.arange(seq_len).expand_as(input_ids) + padding_idx + 1
+
+
+def slots_but_padding_set(input_ids, padding_idx=1):
+    slots = torch.arange(input_ids.shape[-1]).expand_as(input_ids) + padding_idx + 1
+    return torch.where(input_ids.ne(padding_idx), slots, padding_idx)
+
+
+def padding_not_set(input_ids, padding_idx=1):
+    return torch.cumsum(input_ids.ne(padding_idx).long(), dim=-1) + padding_idx
+
+
+def starts_at_padding_idx(input_ids, padding_idx=1):
+    mask = input_ids.ne(padding_idx).long()
+    return torch.where(mask.bool(), torch.cumsum(mask, -1) + padding_idx - 1, padding_idx)
+
+
+def starts_two_after(input_ids, padding_idx=1):
+    mask = input_ids.ne(padding_idx).long()
+    return torch.cumsum(mask, -1) * mask + (padding_idx + 1) * mask + padding_idx * (1 - mask)
+
+
+def ignores_padding_idx(input_ids, padding_idx=1):
+    return reference_positions(input_ids, 1)
+
+
+def hard_codes_offset(input_ids, padding_idx=1):
+    mask = input_ids.ne(padding_idx).long()
+    return torch.cumsum(mask, -1) * mask + 1 * mask + padding_idx * (1 - mask)
+
+
+@pytest.mark.parametrize("fn", [reference_positions, loop_positions])
+@pytest.mark.parametrize("padding_idx", [1, 0, 3])
+def test_padded_positions_correct_implementations_pass(fn, padding_idx):
+    assert_passes(check_padded_positions(fn, padding_idx=padding_idx))
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (buggy_positions, ["counts slots instead of real tokens", "left padding", "cumulative sum"]),
+        (slots_but_padding_set, ["counts slots instead of real tokens", "padding_idx + 1 = 2"]),
+        (padding_not_set, ["padding tokens are not set to padding_idx", "multiply the cumulative count by the mask"]),
+        (starts_at_padding_idx, ["off by one (-1)", "you start at 1 = padding_idx"]),
+        (starts_two_after, ["off by one (+1)", "you start at 3"]),
+        (ignores_padding_idx, ["the padding_idx argument is ignored", "behaves as if padding_idx were 1"]),
+        (hard_codes_offset, ["the padding_idx argument is ignored", "numbers tokens from 1 + 1 = 2"]),
+    ],
+)
+def test_padded_positions_mistakes_are_diagnosed(fn, phrases):
+    assert_fails_with(check_padded_positions(fn), *phrases)
+
+
+def test_padded_positions_right_padding_only_bug_names_a_left_padded_row():
+    result = check_padded_positions(buggy_positions)
+    assert "left padding" in feedback(result).split("counts slots")[1].split("\n")[0]
+
+
+def test_padded_positions_dtype_and_shape():
+    assert_fails_with(check_padded_positions(lambda ids, padding_idx=1: reference_positions(ids, padding_idx).float()),
+                      "dtype float32", "torch.long")
+    assert_fails_with(check_padded_positions(lambda ids, padding_idx=1: reference_positions(ids, padding_idx)[0]),
+                      "expected shape")
+    narrow = check_padded_positions(lambda ids, padding_idx=1: reference_positions(ids, padding_idx).int())
+    assert_passes(narrow)
+    assert "int32" in feedback(narrow)
+
+
+def test_padded_positions_argument_validation():
+    with pytest.raises(ValueError, match="padding_idx"):
+        check_padded_positions(reference_positions, padding_idx=-1)
+    with pytest.raises(TypeError, match="padding_idx"):
+        check_padded_positions(reference_positions, padding_idx=1.5)
+
+
+# --------------------------------------------------------------------------- sinusoidal encoding
+
+
+def reference_sinusoidal(seq_len, dim, base=10000.0):
+    return sinusoidal_encoding(seq_len, dim, base)
+
+
+def column_sinusoidal(seq_len, dim, base=10000.0):
+    """Column by column in float64: an independent correct implementation."""
+    table = torch.empty(seq_len, dim, dtype=torch.float64)
+    positions = torch.arange(seq_len, dtype=torch.float64)
+    for column in range(dim):
+        theta = base ** (-(column - column % 2) / dim)
+        table[:, column] = torch.sin(positions * theta) if column % 2 == 0 else torch.cos(positions * theta)
+    return table.float()
+
+
+def make_sinusoidal(layout="interleaved", cos_first=False, exponent=2, fixed_base=None, offset=0,
+                    angle_dtype=torch.float64):
+    def encoding(seq_len, dim, base=10000.0):
+        base = fixed_base if fixed_base is not None else base
+        positions = torch.arange(seq_len, dtype=angle_dtype)[:, None] + offset
+        k = torch.arange(dim // 2, dtype=angle_dtype)
+        angles = positions / torch.tensor(base, dtype=angle_dtype) ** (exponent * k / dim)
+        first, second = (angles.cos(), angles.sin()) if cos_first else (angles.sin(), angles.cos())
+        if layout == "interleaved":
+            table = torch.stack((first, second), dim=-1).flatten(-2)
+        else:
+            table = torch.cat((first, second), dim=-1)
+        return table.to(torch.float32)
+
+    return encoding
+
+
+def d2l_encoding(seq_len, dim, base=10000.0):
+    """d2l's ``PositionalEncoding`` table: angles formed in float32."""
+    table = torch.zeros(seq_len, dim)
+    angles = torch.arange(seq_len, dtype=torch.float32).reshape(-1, 1) / torch.pow(
+        base, torch.arange(0, dim, 2, dtype=torch.float32) / dim
+    )
+    table[:, 0::2] = torch.sin(angles)
+    table[:, 1::2] = torch.cos(angles)
+    return table
+
+
+def published_encoding(seq_len, dim, base=10000.0):  # ex-sin-3
+    positions = torch.arange(seq_len, dtype=torch.float64)[:, None]
+    two_k = torch.arange(0, dim, 2, dtype=torch.float64)
+    angles = positions / 1000 ** (two_k / dim)
+    pairs = torch.stack((angles.sin(), angles.cos()), dim=-1)
+    return pairs.flatten(-2).to(torch.float32)
+
+
+def annotated_transformer_encoding(seq_len, dim, base=10000.0):
+    """The Annotated Transformer's table: float32 angles through exp and log."""
+    table = torch.zeros(seq_len, dim)
+    position = torch.arange(0, seq_len).unsqueeze(1)
+    div_term = torch.exp(torch.arange(0, dim, 2) * -(math.log(base) / dim))
+    table[:, 0::2] = torch.sin(position * div_term)
+    table[:, 1::2] = torch.cos(position * div_term)
+    return table
+
+
+@pytest.mark.parametrize("fn", [reference_sinusoidal, column_sinusoidal, make_sinusoidal()])
+def test_sinusoidal_correct_implementations_pass(fn):
+    result = check_sinusoidal(fn)
+    assert_passes(result)
+    assert "precision note" not in feedback(result)
+
+
+def test_sinusoidal_float64_output_passes():
+    assert_passes(check_sinusoidal(lambda seq_len, dim, base=10000.0: sinusoidal_encoding(seq_len, dim, base,
+                                                                                          dtype=torch.float64)))
+
+
+@pytest.mark.parametrize("fn", [d2l_encoding, annotated_transformer_encoding])
+def test_sinusoidal_float32_angles_pass_with_a_precision_note(fn):
+    result = check_sinusoidal(fn)
+    assert_passes(result)
+    assert "precision note" in feedback(result)
+    assert "float32" in feedback(result)
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (make_sinusoidal(cos_first=True), ["sine and cosine are swapped", "parity of your column indices",
+                                           "expected sin(1·θ_0)", "= cos(1·θ_0)"]),
+        (published_encoding, ["fits base 1000 instead of 10000", "1000 vs 10000"]),
+        (make_sinusoidal(fixed_base=10000.0), ["ignores its base argument", "base=500"]),
+        (make_sinusoidal(fixed_base=2000.0), ["fits base 2000 instead of 10000"]),
+        (make_sinusoidal(layout="concatenated"), ["concatenated layout", "interleaved layout"]),
+        (make_sinusoidal(exponent=1), ["base^(-k/dim) instead of", "2k"]),
+        (make_sinusoidal(offset=1), ["positions start at 1 instead of 0"]),
+        (make_sinusoidal(cos_first=True, exponent=1), ["sine and cosine are swapped", "base^(-k/dim)"]),
+        (make_sinusoidal(angle_dtype=torch.float16), ["not accurate enough", "half precision"]),
+    ],
+)
+def test_sinusoidal_mistakes_are_diagnosed(fn, phrases):
+    assert_fails_with(check_sinusoidal(fn), *phrases)
+
+
+@pytest.mark.parametrize(
+    ("change", "phrases"),
+    [
+        (lambda table: table.T, ["your table is transposed"]),
+        (lambda table: table[:, :2], ["expected shape"]),
+        (lambda table: table.half(), ["dtype float16"]),
+        (lambda table: table.tolist(), ["returned a list", "torch.Tensor"]),
+    ],
+)
+def test_sinusoidal_shape_and_dtype(change, phrases):
+    def changed(seq_len, dim, base=10000.0):
+        return change(reference_sinusoidal(seq_len, dim, base))
+
+    assert_fails_with(check_sinusoidal(changed), *phrases)
+
+
+# --------------------------------------------------------------------------- T5 buckets
+
+
+def hf_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    """Hugging Face ``T5Attention._relative_position_bucket``."""
+    relative_buckets = 0
+    if bidirectional:
+        num_buckets //= 2
+        relative_buckets += (relative_position > 0).to(torch.long) * num_buckets
+        relative_position = torch.abs(relative_position)
+    else:
+        relative_position = -torch.min(relative_position, torch.zeros_like(relative_position))
+    max_exact = num_buckets // 2
+    is_small = relative_position < max_exact
+    relative_position_if_large = max_exact + (
+        torch.log(relative_position.float() / max_exact)
+        / math.log(max_distance / max_exact)
+        * (num_buckets - max_exact)
+    ).to(torch.long)
+    relative_position_if_large = torch.min(
+        relative_position_if_large, torch.full_like(relative_position_if_large, num_buckets - 1)
+    )
+    relative_buckets += torch.where(is_small, relative_position, relative_position_if_large)
+    return relative_buckets
+
+
+def python_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    """Offset by offset with Python's float64 math: correct, but may differ from T5's float32 at boundaries."""
+
+    def one(offset):
+        n, bucket = num_buckets, 0
+        if bidirectional:
+            n //= 2
+            bucket = n if offset > 0 else 0
+            distance = abs(offset)
+        else:
+            distance = max(-offset, 0)
+        exact = n // 2
+        if distance < exact:
+            return bucket + distance
+        large = exact + int(math.log(distance / exact) / math.log(max_distance / exact) * (n - exact))
+        return bucket + min(large, n - 1)
+
+    return torch.tensor([one(offset) for offset in relative_position.flatten().tolist()]).reshape(
+        relative_position.shape
+    )
+
+
+def make_bucket(sign=1, exact_shift=0, cap=True, rounding="floor", fixed=None):
+    """T5's bucketing with one knob per typical mistake (defaults: correct)."""
+
+    def bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+        if fixed is not None:
+            bidirectional = fixed.get("bidirectional", bidirectional)
+            num_buckets = fixed.get("num_buckets", num_buckets)
+            max_distance = fixed.get("max_distance", max_distance)
+        relative_position = sign * relative_position
+        buckets = torch.zeros_like(relative_position)
+        if bidirectional:
+            num_buckets //= 2
+            buckets += (relative_position > 0).long() * num_buckets
+            distance = relative_position.abs()
+        else:
+            distance = (-relative_position).clamp(min=0)
+        max_exact = num_buckets // 2 + exact_shift
+        value = torch.log(distance.clamp(min=1).float() / max_exact) / math.log(max_distance / max_exact) * (
+            num_buckets - max_exact
+        )
+        value = {"floor": value.floor(), "round": value.round(), "ceil": value.ceil()}[rounding]
+        large = max_exact + value.long()
+        if cap:
+            large = large.clamp(max=num_buckets - 1)
+        return buckets + torch.where(distance < max_exact, distance, large)
+
+    return bucket
+
+
+@pytest.mark.parametrize("fn", [t5_relative_position_bucket, hf_bucket, python_bucket, make_bucket()])
+def test_t5_correct_implementations_pass(fn):
+    assert_passes(check_t5_bucket(fn))
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (make_bucket(sign=-1), ["past and future are swapped", "i - j", "offset j - i = -1"]),
+        (make_bucket(fixed={"bidirectional": True}), ["the bidirectional argument is ignored"]),
+        (make_bucket(fixed={"bidirectional": False}), ["the bidirectional argument is ignored"]),
+        (make_bucket(exact_shift=1), ["the exact range is off by one"]),
+        (make_bucket(exact_shift=-1), ["the exact range is off by one"]),
+        (make_bucket(cap=False), ["the last bucket is not capped", "max_distance = 128"]),
+        (make_bucket(rounding="round"), ["you round the logarithmic part", "floors"]),
+        (make_bucket(rounding="ceil"), ["ceiling"]),
+        (make_bucket(fixed={"num_buckets": 32}), ["the num_buckets argument is ignored"]),
+        (make_bucket(fixed={"max_distance": 128}), ["the max_distance argument is ignored"]),
+    ],
+)
+def test_t5_mistakes_are_diagnosed(fn, phrases):
+    result = check_t5_bucket(fn)
+    assert_fails_with(result, *phrases, "setting bidirectional=", "expected bucket")
+
+
+def test_t5_report_names_setting_offset_and_buckets():
+    result = check_t5_bucket(make_bucket(sign=-1))
+    assert "setting bidirectional=True, num_buckets=32, max_distance=128: offset j - i = -1" in feedback(result)
+    assert "expected bucket 1, got 17" in feedback(result)
+
+
+def test_t5_float_output_is_reported():
+    assert_fails_with(check_t5_bucket(lambda r, bidirectional=True, num_buckets=32, max_distance=128:
+                                      t5_relative_position_bucket(r, bidirectional, num_buckets, max_distance).float()),
+                      "dtype float32")
+
+
+# --------------------------------------------------------------------------- ALiBi slopes
+
+
+def paper_slopes(n):
+    """``get_slopes`` of the reference code of Press et al."""
+
+    def power_of_2(n):
+        start = 2 ** (-(2 ** -(math.log2(n) - 3)))
+        return [start * start**i for i in range(n)]
+
+    if math.log2(n).is_integer():
+        return power_of_2(n)
+    closest = 2 ** math.floor(math.log2(n))
+    return power_of_2(closest) + paper_slopes(2 * closest)[0::2][: n - closest]
+
+
+def geometric_slopes(n):
+    return torch.tensor([2.0 ** (-8 * h / n) for h in range(1, n + 1)])
+
+
+def truncated_slopes(n):
+    return torch.tensor(paper_slopes(2 ** math.ceil(math.log2(n)))[:n])
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [alibi_slopes, paper_slopes, lambda n: torch.tensor(paper_slopes(n)).double(), lambda n: alibi_slopes(n).numpy()],
+)
+def test_alibi_correct_implementations_pass(fn):
+    assert_passes(check_alibi_slopes(fn))
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (geometric_slopes, ["for 6 heads, not a power of two", "geometric sequence", "every other slope of 8 heads"]),
+        (truncated_slopes, ["you took the first 6 slopes of 8 heads"]),
+        (lambda n: alibi_slopes(n).flip(0), ["reverse order"]),
+        (lambda n: torch.tensor([2.0 ** (-h / n) for h in range(1, n + 1)]), ["missing the factor 8"]),
+        (lambda n: torch.tensor([2.0 ** (-8 * h / n) for h in range(n)]), ["numbered from 0", "2^0 = 1"]),
+        (lambda n: torch.tensor(paper_slopes(2 ** math.floor(math.log2(n))) + paper_slopes(
+            2 * 2 ** math.floor(math.log2(n)))[1::2][: n - 2 ** math.floor(math.log2(n))]), ["odd-indexed"]),
+    ],
+)
+def test_alibi_mistakes_are_diagnosed(fn, phrases):
+    assert_fails_with(check_alibi_slopes(fn), *phrases)
+
+
+def test_alibi_non_power_failures_get_the_construction_hint():
+    result = check_alibi_slopes(geometric_slopes)
+    assert "right for powers of two" in feedback(result)
+    assert "num_heads = 6: expected" in feedback(result)
+
+
+def test_alibi_return_mistakes():
+    assert_fails_with(check_alibi_slopes(lambda n: alibi_slopes(n)[None]), "expected a 1-D tensor")
+    assert_fails_with(check_alibi_slopes(lambda n: alibi_slopes(n)[:-1]), "expected one per head")
+    assert_fails_with(check_alibi_slopes(lambda n: "slopes"), "returned a str")
+
+
+# --------------------------------------------------------------------------- RoPE
+
+
+def reference_rope(x, positions=None, base=10000.0):
+    return apply_rope(x, positions, base=base)
+
+
+def reference_half_rope(x, positions=None, base=10000.0):
+    return apply_rope(x, positions, base=base, layout="half")
+
+
+def pairs_rope(x, positions=None, base=10000.0):
+    """The formula of ex-ropea-2, pair by pair with float64 angles: an independent implementation."""
+    seq_len, dim = x.shape[-2:]
+    if positions is None:
+        positions = torch.arange(seq_len)
+    theta = base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+    angles = positions.to(torch.float64)[:, None] * theta[None, :]
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    a, b = x[..., 0::2], x[..., 1::2]
+    return torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2)
+
+
+def make_rope(layout="interleaved", sign=1, use_positions=True, use_base=True, exponent=2, angle_dtype=torch.float64):
+    def rope(x, positions=None, base=10000.0):
+        seq_len, dim = x.shape[-2:]
+        if positions is None or not use_positions:
+            positions = torch.arange(seq_len)
+        base = base if use_base else 10000.0
+        theta = base ** (-exponent * torch.arange(dim // 2, dtype=angle_dtype) / dim)
+        angles = sign * positions.to(angle_dtype)[:, None] * theta[None, :]
+        cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+        if layout == "interleaved":
+            a, b = x[..., 0::2], x[..., 1::2]
+            return torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2)
+        a, b = x.chunk(2, dim=-1)
+        return torch.cat((a * cos - b * sin, a * sin + b * cos), dim=-1)
+
+    return rope
+
+
+def rope_evens_odds(x, positions=None, base=10000.0):  # ex-ropeb-2, the seed bug
+    dim = x.shape[-1]
+    if positions is None:
+        positions = torch.arange(x.shape[-2])
+    exponents = torch.arange(0, dim, 2, dtype=torch.float64) / dim
+    angles = positions.double()[:, None] * base**-exponents
+    angles = torch.cat((angles, angles), dim=-1)
+    evens, odds = x[..., 0::2], x[..., 1::2]
+    turned = torch.cat((-odds, evens), dim=-1)
+    return (x * angles.cos().to(x.dtype) + turned * angles.sin().to(x.dtype)).to(x.dtype)
+
+
+def squared_positions_rope(x, positions=None, base=10000.0):
+    """A rotation by m²·θ_k: norms are preserved, but scores are not relative."""
+    positions = torch.arange(x.shape[-2]) if positions is None else positions
+    return pairs_rope(x, positions.to(torch.float64) ** 2, base=base)
+
+
+def two_dimensional_rope(x, positions=None, base=10000.0):
+    seq_len, dim = x.shape  # fails with leading dimensions
+    return pairs_rope(x, positions, base)
+
+
+def integer_positions_rope(x, positions=None, base=10000.0):
+    seq_len, dim = x.shape[-2:]
+    table = pairs_rope(torch.ones(1, dim, dtype=torch.float64), torch.zeros(1), base)  # noqa: F841
+    positions = torch.arange(seq_len) if positions is None else positions
+    cache = torch.arange(-10, 10000)
+    return pairs_rope(x, cache[positions + 10], base)  # indexing with real positions raises
+
+
+@pytest.mark.parametrize("fn", [reference_rope, pairs_rope, make_rope()])
+def test_rope_correct_implementations_pass(fn):
+    result = check_apply_rope(fn)
+    assert_passes(result)
+    assert "preserves norms" in feedback(result)
+    assert "precision note" not in feedback(result)
+
+
+def test_rope_half_layout_passes_the_half_checker():
+    assert_passes(check_apply_rope(reference_half_rope, layout="half"))
+    assert_passes(check_apply_rope(make_rope(layout="half"), layout="half"))
+
+
+def test_rope_float32_angles_pass_with_a_precision_note():
+    result = check_apply_rope(make_rope(angle_dtype=torch.float32))
+    assert_passes(result)
+    assert "precision note" in feedback(result)
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (rope_evens_odds, ["does not preserve norms, so it is not a rotation",
+                           "check which coordinates you pair with which angle"]),
+        (make_rope(sign=-1), ["rotate the wrong way", "position -m"]),
+        (make_rope(layout="half"), ["you implemented the half layout, but this exercise asks for interleaved pairs "
+                                    "(2k, 2k+1)"]),
+        (make_rope(use_positions=False), ["ignores its positions argument"]),
+        (make_rope(use_base=False), ["ignores its base argument", "base=500"]),
+        (make_rope(exponent=1), ["base^(-k/d) instead of"]),
+        (squared_positions_rope, ["scores are not relative", "same offset"]),
+        (make_rope(angle_dtype=torch.float16), ["not accurate enough", "half precision"]),
+        (two_dimensional_rope, ["x of shape (2, 3, 5, 16)", "raised ValueError", "leading batch and head dimensions"]),
+        (integer_positions_rope, ["real-valued", "raised IndexError", "positions may be real numbers"]),
+        (lambda x, positions=None, base=10000.0: reference_rope(x.double(), positions, base), ["dtype float64",
+                                                                                               "expected float32"]),
+        (lambda x, positions=None, base=10000.0: reference_rope(x, positions.long() if positions is not None else None,
+                                                                base), ["truncated to integers"]),
+    ],
+)
+def test_rope_mistakes_are_diagnosed(fn, phrases):
+    assert_fails_with(check_apply_rope(fn), *phrases)
+
+
+def test_rope_interleaved_code_fails_the_half_checker_with_the_layout_named():
+    assert_fails_with(
+        check_apply_rope(reference_rope, layout="half"),
+        "you implemented the interleaved layout, but this exercise asks for pairs (k, k + d/2) of the half layout",
+    )
+
+
+def test_rope_in_place_rotation_is_reported():
+    def in_place(x, positions=None, base=10000.0):
+        x.copy_(reference_rope(x, positions, base))
+        return x
+
+    assert_fails_with(check_apply_rope(in_place), "modified its input x in place")
+
+
+def test_rope_bad_layout_raises():
+    with pytest.raises(ValueError, match="layout"):
+        check_apply_rope(reference_rope, layout="neox")
+
+
+# --------------------------------------------------------------------------- behaviour shared by every checker
+
+CHECKERS = {
+    "attention": (check_attention, reference_attention),
+    "padded positions": (check_padded_positions, reference_positions),
+    "sinusoidal": (check_sinusoidal, reference_sinusoidal),
+    "t5": (check_t5_bucket, t5_relative_position_bucket),
+    "alibi": (check_alibi_slopes, alibi_slopes),
+    "rope": (check_apply_rope, reference_rope),
+}
+
+
+@pytest.fixture(params=sorted(CHECKERS))
+def checker(request):
+    return CHECKERS[request.param]
+
+
+def test_not_implemented_stub_is_reported(checker):
+    check, _ = checker
+
+    def stub(*args, **kwargs):
+        raise NotImplementedError
+
+    result = check(stub)
+    assert_fails_with(result, "not implemented yet", "raise NotImplementedError")
+    assert result.cases == 1
+    assert str(result).startswith("✘")
+
+
+def test_other_exceptions_are_reported_with_their_input(checker):
+    check, _ = checker
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("division by zero in my code")
+
+    result = check(broken)
+    assert_fails_with(result, "raised ZeroDivisionError: division by zero in my code", "fn(", "(in broken, line ")
+    assert 'raise ZeroDivisionError("division by zero in my code")' in feedback(result)
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        "a string",
+        {"a": 1},
+        (1, 2, 3),
+        torch.zeros(0),
+        torch.zeros(3, dtype=torch.complex64),
+        torch.full((2, 2), float("nan")),
+        (torch.zeros(2), "x"),
+    ],
+    ids=repr,
+)
+def test_any_return_value_gives_a_report_not_an_exception(checker, garbage):
+    check, _ = checker
+    result = check(lambda *args, **kwargs: garbage)
+    assert not result
+    assert str(result).startswith("✘")
+    assert "could not analyse" not in feedback(result)  # a specific message, not the safety net
+
+
+def test_returning_none_is_reported(checker):
+    check, _ = checker
+    assert_fails_with(check(lambda *args, **kwargs: None), "None", "return")
+
+
+def test_wrong_return_shape_is_reported(checker):
+    check, reference = checker
+
+    def wrong_shape(*args, **kwargs):
+        result = reference(*args, **kwargs)
+        if isinstance(result, tuple):
+            return result[0], result[1][..., None]
+        return torch.cat((result.flatten(), torch.ones(1)))
+
+    result = check(wrong_shape)
+    assert not result
+    assert "shape" in feedback(result) or "slopes; expected one per head" in feedback(result)
+
+
+def test_checkers_leave_the_global_random_state_alone(checker):
+    check, reference = checker
+    before = torch.get_rng_state()
+    assert check(reference)
+    assert torch.equal(torch.get_rng_state(), before)
+
+
+def test_checkers_give_the_same_verdict_every_time(checker):
+    check, reference = checker
+    assert str(check(reference)) == str(check(reference))
+
+
+@pytest.mark.parametrize("not_callable", [None, 3, "sinusoidal_encoding", torch.zeros(2)])
+def test_non_callable_fn_raises(checker, not_callable):
+    check, _ = checker
+    with pytest.raises(TypeError, match="fn must be your function"):
+        check(not_callable)
+
+
+def test_report_format(checker):
+    check, reference = checker
+    passed = check(reference)
+    text = str(passed)
+    assert text.splitlines()[0] == f"✔ {passed.exercise}: all {passed.cases} checks passed"
+    assert repr(passed) == text
+    assert all(message.splitlines()[0] in text for message in passed.feedback)
+    assert all(line.startswith("  ") for line in text.splitlines()[1:])
+
+    failed = check(lambda *args, **kwargs: None)
+    text = str(failed)
+    assert text.splitlines()[0].startswith(f"✘ {failed.exercise}: ")
+    assert all(message.splitlines()[0] in text for message in failed.feedback)
+    assert "failed" in text
+
+
+def test_checkers_are_fast(checker):
+    import time
+
+    check, reference = checker
+    check(reference)  # warm-up: first calls of some kernels are slow
+    start = time.perf_counter()
+    check(reference)
+    assert time.perf_counter() - start < 1.0
+
+
+def test_check_result_is_a_frozen_boolean_report():
+    result = CheckResult("demo", False, ("first\nsecond line",), 2)
+    assert not result and bool(CheckResult("demo", True, (), 1))
+    assert str(result) == "✘ demo: not passed yet (2 hidden cases run)\n  - first\n    second line"
+    with pytest.raises(AttributeError):
+        result.passed = True  # type: ignore[misc]
+
+
+def test_exercises_are_exported():
+    assert posenc.exercises.check_sinusoidal is check_sinusoidal
+    assert set(posenc.exercises.__all__) == {
+        "CheckResult",
+        "check_alibi_slopes",
+        "check_apply_rope",
+        "check_attention",
+        "check_padded_positions",
+        "check_sinusoidal",
+        "check_t5_bucket",
+    }
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=seeds)
+def test_student_randomness_does_not_leak_into_the_checker(seed):
+    """A student function that draws from the global generator does not change the verdict."""
+    torch.manual_seed(seed)
+
+    def noisy_reference(seq_len, dim, base=10000.0):
+        torch.rand(3)
+        return reference_sinusoidal(seq_len, dim, base)
+
+    assert check_sinusoidal(noisy_reference)
