@@ -6,6 +6,7 @@
 #                time budget, and a real-browser check of the built site
 #   make lab     JupyterLab on the notebooks, with the book's environment as kernel
 #   make bench   the RoPE timing table on this machine
+#   make student the student edition: the site and the notebooks without solutions (_build/student)
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -18,13 +19,14 @@ INSTALLED := $(VENV)/.installed
 BROWSER := /usr/bin/chromium
 BUILD_FLAGS := -W -n --keep-going
 TEST_OUTPUT := _build/test
+STUDENT_OUTPUT := _build/student
 NOTEBOOK_BUDGET_SECONDS := 60
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help env book test unit build-test browser lab bench fix-notebooks clean
+.PHONY: help env book student test unit build-test student-test browser lab bench fix-notebooks clean
 
 help:
-	@sed -n '3,10p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,11p' Makefile | sed 's/^# \{0,1\}//'
 
 # ---- environment -----------------------------------------------------------------------------
 
@@ -53,9 +55,19 @@ book: $(INSTALLED)
 	echo "book built in $$(( $$(date +%s) - start )) s"
 	$(BIN)/python scripts/execution_report.py _build --budget $(NOTEBOOK_BUDGET_SECONDS)
 
+# The student edition: solutions removed from the sources, then built like the book. The build
+# executes every student notebook top to bottom and fails if one raises.
+student: $(INSTALLED)
+	$(BIN)/python scripts/student_edition.py $(STUDENT_OUTPUT)
+	@start=$$(date +%s); \
+	$(BIN)/jupyter-book build $(STUDENT_OUTPUT)/source --path-output $(STUDENT_OUTPUT) $(BUILD_FLAGS); \
+	echo "student edition built in $$(( $$(date +%s) - start )) s: site in $(STUDENT_OUTPUT)/_build/html, notebooks in $(STUDENT_OUTPUT)/notebooks"
+	$(BIN)/python scripts/execution_report.py $(STUDENT_OUTPUT)/_build --budget $(NOTEBOOK_BUDGET_SECONDS) \
+		--notebooks $(STUDENT_OUTPUT)/source/notebooks
+
 # ---- tests -------------------------------------------------------------------------------------
 
-test: unit build-test browser
+test: unit build-test browser student-test
 	@echo "make test: all checks passed"
 
 unit: $(INSTALLED)
@@ -74,6 +86,12 @@ build-test: $(INSTALLED)
 browser: $(INSTALLED) $(BROWSER)
 	SITE_DIR=$(TEST_OUTPUT)/_build/html SCREENSHOT_DIR=$(TEST_OUTPUT)/screenshots \
 		$(BIN)/python -m pytest tests/browser -m browser
+
+# The student edition from scratch, then the check that its pages hold no solution text.
+student-test: $(INSTALLED)
+	rm -rf $(STUDENT_OUTPUT)
+	$(MAKE) --no-print-directory student
+	STUDENT_DIR=$(STUDENT_OUTPUT) $(BIN)/python -m pytest tests/test_exercise_catalog.py
 
 # ---- working on the book -----------------------------------------------------------------------
 

@@ -1,11 +1,11 @@
 """Print how long each notebook took to execute in a build, and enforce the time budget.
 
 The build executes notebooks through a jupyter-cache; this reads the execution time it
-recorded for the current version of each notebook in ``notebooks/``, on the machine that ran
-the build.
+recorded for the current version of each notebook in ``notebooks/`` (or ``--notebooks DIR``,
+e.g. the student edition's), on the machine that ran the build.
 
 Usage:
-    python scripts/execution_report.py BUILD_DIR [--budget SECONDS]
+    python scripts/execution_report.py BUILD_DIR [--budget SECONDS] [--notebooks DIR]
 
 ``BUILD_DIR`` is the ``_build`` folder of a build (it holds ``.jupyter_cache``). Exits 1 if a
 notebook has no cached execution of its current version, or took longer than the budget.
@@ -26,6 +26,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="Report notebook execution times of a build.")
     parser.add_argument("build_dir", type=Path, help="the build's _build folder")
     parser.add_argument("--budget", type=float, default=60.0, help="seconds allowed per notebook")
+    parser.add_argument("--notebooks", type=Path, default=ROOT / "notebooks", help="the notebooks the build executed")
     args = parser.parse_args()
 
     cache_dir = args.build_dir / ".jupyter_cache"
@@ -35,8 +36,8 @@ def main() -> int:
     cache = get_cache(cache_dir)
     failed = False
     print(f"{'notebook':<56} {'seconds':>8}")
-    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        name = str(notebook.relative_to(ROOT))
+    for notebook in sorted(args.notebooks.resolve().glob("*.ipynb")):
+        name = f"{notebook.parent.name}/{notebook.name}"
         try:
             # Matched by content: a record of an older version of the notebook does not count.
             elapsed = cache.match_cache_file(notebook).data.get("execution_seconds")

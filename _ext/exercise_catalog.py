@@ -1,0 +1,357 @@
+"""The book's exercises, read from the chapter notebooks.
+
+One parser serves three users:
+
+- the ``{exercise-index}`` directive (the exercise index page): every exercise by chapter, with
+  its number, title, kind and auto-checker;
+- the ``{study-plan}`` directive (the instructor guide): per chapter, the amount of prose and
+  code, the exercises by kind and a suggested study time computed from a stated rule;
+- ``scripts/student_edition.py``: :func:`strip_solutions` removes every solution from a
+  notebook, so the student edition contains the exercises but no solution text.
+
+Conventions the chapters follow (``tests/test_notebooks.py`` checks them):
+
+- an exercise is a fenced ``{exercise}`` directive with a ``:label:`` and a line
+  ``*Kind: proof.*`` (kinds: proof, code, find-the-bug, conceptual, joined by "and");
+- a solution is a fenced ``{solution}`` directive, or a gated one: a ``{solution-start}`` block,
+  the solution's cells, then a ``{solution-end}`` block; every code cell of a gated solution is
+  tagged ``solution``;
+- a code cell tagged ``exercise-starter`` (placed after its exercise, before the solution) holds
+  the stub a student fills in, and usually calls a checker of :mod:`posenc.exercises`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import yaml
+
+KINDS = ("proof", "code", "find-the-bug", "conceptual")
+SOLUTION_TAG = "solution"
+STARTER_TAG = "exercise-starter"
+
+#: The rule behind the suggested study times of the instructor guide.
+PROSE_WORDS_PER_MINUTE = 100
+CODE_LINES_PER_MINUTE = 8
+MINUTES_PER_EXERCISE = {"proof": 30, "code": 25, "find-the-bug": 20, "conceptual": 15}
+
+_FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|:{3,})\{(?P<name>[\w-]+)\}[ \t]*(?P<argument>.*)$")
+_KIND = re.compile(r"^\*Kind: (?P<kinds>[^*]+?)\.?\*\s*$")
+_CHECKER_CALL = re.compile(r"\b(check_\w+)\(")
+_DISPLAY_MATH = re.compile(r"\$\$.*?\$\$", re.DOTALL)
+
+
+class CatalogError(ValueError):
+    """A chapter does not follow the exercise conventions described in this module."""
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise: where it is, what it is called and what kind of work it asks for."""
+
+    docname: str
+    label: str
+    title: str
+    kinds: tuple[str, ...]
+    checkers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """A chapter notebook with its exercises and the size of its teaching part."""
+
+    docname: str
+    title: str
+    exercises: tuple[Exercise, ...]
+    prose_words: int
+    code_lines: int
+
+    def count(self, kind: str) -> int:
+        return sum(kind in exercise.kinds for exercise in self.exercises)
+
+    def suggested_minutes(self) -> int:
+        reading = self.prose_words / PROSE_WORDS_PER_MINUTE + self.code_lines / CODE_LINES_PER_MINUTE
+        practice = sum(MINUTES_PER_EXERCISE[kind] for exercise in self.exercises for kind in exercise.kinds)
+        return 5 * math.ceil((reading + practice) / 5)
+
+
+# ---- fenced directives -----------------------------------------------------------------------
+
+
+def _closing_line(lines: Sequence[str], start: int, fence: str) -> int:
+    """Index of the line closing the fence opened at ``lines[start]`` (CommonMark's rule)."""
+    char = fence[0]
+    for index in range(start + 1, len(lines)):
+        stripped = lines[index].strip()
+        if len(stripped) >= len(fence) and set(stripped) == {char}:
+            return index
+    raise CatalogError(f"the fence opened by {lines[start]!r} is never closed")
+
+
+def _fenced_blocks(lines: Sequence[str]) -> Iterator[tuple[str, str, list[str]]]:
+    """Top-level fenced directives of a Markdown cell as ``(name, argument, body lines)``."""
+    index = 0
+    while index < len(lines):
+        match = _FENCE.match(lines[index])
+        if match is None:
+            index += 1
+            continue
+        end = _closing_line(lines, index, match["fence"])
+        yield match["name"], match["argument"].strip(), list(lines[index + 1 : end])
+        index = end + 1
+
+
+def _option(body: Sequence[str], name: str) -> str | None:
+    for line in body:
+        if not line.startswith(":"):
+            break
+        if line.startswith(f":{name}:"):
+            return line[len(name) + 2 :].strip()
+    return None
+
+
+def _kinds(body: Sequence[str], label: str) -> tuple[str, ...]:
+    for line in body:
+        match = _KIND.match(line.strip())
+        if match:
+            kinds = tuple(kind.strip() for kind in re.split(r",| and ", match["kinds"]) if kind.strip())
+            unknown = [kind for kind in kinds if kind not in KINDS]
+            if unknown:
+                raise CatalogError(f"exercise {label}: unknown kind(s) {unknown}, expected some of {KINDS}")
+            return kinds
+    raise CatalogError(f"exercise {label} has no '*Kind: ...*' line (kinds: {', '.join(KINDS)})")
+
+
+# ---- chapters --------------------------------------------------------------------------------
+
+
+def _title(notebook: Any) -> str:
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    raise CatalogError("the notebook has no '# Title' heading")
+
+
+def read_chapter(path: Path, docname: str) -> Chapter:
+    """Read the exercises of one chapter notebook and measure its teaching part.
+
+    Raises:
+        CatalogError: if an exercise has no label or no kind, or a fence is not closed.
+    """
+    notebook = nbformat.read(path, as_version=4)
+    exercises: list[dict[str, Any]] = []
+    prose_words = code_lines = 0
+    in_exercises = False
+    for cell in notebook.cells:
+        tags = cell.metadata.get("tags", [])
+        if cell.cell_type == "markdown":
+            if re.search(r"^## Exercises\s*$", cell.source, re.MULTILINE):
+                in_exercises = True
+            for name, argument, body in _fenced_blocks(cell.source.splitlines()):
+                if name == "exercise":
+                    label = _option(body, "label")
+                    if not label:
+                        raise CatalogError(f"{docname}: exercise {argument!r} has no :label:")
+                    exercises.append(
+                        {"label": label, "title": argument, "kinds": _kinds(body, label), "checkers": []}
+                    )
+            if not in_exercises:
+                prose_words += len(_DISPLAY_MATH.sub(" ", cell.source).split())
+        elif cell.cell_type == "code":
+            if STARTER_TAG in tags:
+                if not exercises:
+                    raise CatalogError(f"{docname}: a cell tagged {STARTER_TAG!r} comes before any exercise")
+                exercises[-1]["checkers"].extend(_CHECKER_CALL.findall(cell.source))
+            elif not in_exercises and "remove-cell" not in tags:
+                code_lines += sum(bool(line.strip()) for line in cell.source.splitlines())
+    return Chapter(
+        docname=docname,
+        title=_title(notebook),
+        exercises=tuple(
+            Exercise(docname, entry["label"], entry["title"], entry["kinds"], tuple(dict.fromkeys(entry["checkers"])))
+            for entry in exercises
+        ),
+        prose_words=prose_words,
+        code_lines=code_lines,
+    )
+
+
+def chapter_docnames(toc_path: Path) -> list[str]:
+    """Docnames of the notebooks listed in a Jupyter Book table of contents, in reading order."""
+    toc = yaml.safe_load(toc_path.read_text(encoding="utf-8"))
+    docnames: list[str] = []
+
+    def visit(entries: list[dict[str, Any]]) -> None:
+        for entry in entries:
+            if "file" in entry and entry["file"].startswith("notebooks/"):
+                docnames.append(entry["file"].removesuffix(".ipynb"))
+            for key in ("parts", "chapters", "sections"):
+                visit(entry.get(key, []))
+
+    visit([toc])
+    return docnames
+
+
+def read_book(root: Path, toc_path: Path) -> list[Chapter]:
+    """Every chapter of the book at ``root``, in the order of its table of contents."""
+    return [read_chapter(root / f"{docname}.ipynb", docname) for docname in chapter_docnames(toc_path)]
+
+
+# ---- the student edition -------------------------------------------------------------------------
+
+
+def strip_solutions(notebook: Any) -> tuple[Any, list[str]]:
+    """Return a copy of ``notebook`` without solutions, and the labels of the removed solutions.
+
+    Plain ``{solution}`` blocks are cut out of their Markdown cells; a gated solution is removed
+    from its ``{solution-start}`` block to its ``{solution-end}`` block, with every cell between.
+    Text after the end block (usually the next exercise) is kept. Cells left empty are dropped.
+
+    Raises:
+        CatalogError: if a gated solution is not closed, a code cell inside one is not tagged
+            ``solution``, or a cell tagged ``solution`` lies outside every solution.
+    """
+    stripped = nbformat.from_dict(nbformat.v4.new_notebook(metadata=notebook.metadata))
+    removed: list[str] = []
+    open_solution: str | None = None
+    for cell in notebook.cells:
+        tags = cell.metadata.get("tags", [])
+        if cell.cell_type != "markdown":
+            if open_solution is None and SOLUTION_TAG in tags:
+                raise CatalogError(f"a cell tagged {SOLUTION_TAG!r} lies outside every solution:\n{cell.source}")
+            if open_solution is not None and SOLUTION_TAG not in tags:
+                raise CatalogError(
+                    f"a code cell of the gated solution {open_solution} is not tagged {SOLUTION_TAG!r}:\n"
+                    f"{cell.source}"
+                )
+            if open_solution is None:
+                stripped.cells.append(nbformat.from_dict(cell))
+            continue
+        lines = cell.source.splitlines()
+        kept: list[str] = []
+        index = 0
+        while index < len(lines):
+            match = _FENCE.match(lines[index])
+            if open_solution is not None:
+                if match and match["name"] == "solution-end":
+                    index = _closing_line(lines, index, match["fence"]) + 1
+                    open_solution = None
+                else:
+                    index += 1
+                continue
+            if match and match["name"] in ("solution", "solution-start"):
+                end = _closing_line(lines, index, match["fence"])
+                removed.append(_option(lines[index + 1 : end], "label") or match["argument"])
+                if match["name"] == "solution-start":
+                    open_solution = match["argument"]
+                index = end + 1
+                continue
+            kept.append(lines[index])
+            index += 1
+        source = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+        if source:
+            new_cell = nbformat.from_dict(cell)
+            new_cell.source = source
+            stripped.cells.append(new_cell)
+    if open_solution is not None:
+        raise CatalogError(f"the gated solution {open_solution} has no {{solution-end}}")
+    return stripped, removed
+
+
+# ---- directives ------------------------------------------------------------------------------------
+
+
+def _kind_text(kinds: Sequence[str]) -> str:
+    return ", ".join(kinds)
+
+
+def exercise_index_markdown(chapters: Sequence[Chapter]) -> str:
+    """The exercise index: one table per chapter."""
+    total = sum(len(chapter.exercises) for chapter in chapters)
+    counts = ", ".join(
+        f"{sum(chapter.count(kind) for chapter in chapters)} {kind}" for kind in KINDS
+    )
+    parts = [
+        f"The book has {total} exercises in {len(chapters)} chapters. By kind: {counts} "
+        "(an exercise of two kinds is counted under both)."
+    ]
+    for chapter in chapters:
+        parts.append(f"**{{doc}}`/{chapter.docname}`**")
+        rows = ["| Exercise | Title | Kind | Auto-check |", "| --- | --- | --- | --- |"]
+        for exercise in chapter.exercises:
+            checkers = ", ".join(f"`{name}`" for name in exercise.checkers) or "–"
+            rows.append(
+                f"| {{ref}}`{exercise.label}` | {exercise.title} | {_kind_text(exercise.kinds)} | {checkers} |"
+            )
+        parts.append("\n".join(rows))
+    return "\n\n".join(parts)
+
+
+def study_plan_markdown(chapters: Sequence[Chapter]) -> str:
+    """The instructor guide's table: workload per chapter and a suggested time."""
+    rule = (
+        f"Suggested times follow one rule: prose at {PROSE_WORDS_PER_MINUTE} words per minute, code at "
+        f"{CODE_LINES_PER_MINUTE} lines per minute, and per exercise "
+        + ", ".join(f"{minutes} min for {kind}" for kind, minutes in MINUTES_PER_EXERCISE.items())
+        + " (an exercise of two kinds counts both), rounded up to 5 minutes. Treat them as a "
+        "starting point for planning, not as a measurement."
+    )
+    header = "| Chapter | Prose (words) | Code (lines) | " + " | ".join(KINDS) + " | Suggested time |"
+    rows = [header, "|" + " --- |" * (len(KINDS) + 4)]
+    for number, chapter in enumerate(chapters, start=1):
+        minutes = chapter.suggested_minutes()
+        counts = " | ".join(str(chapter.count(kind)) for kind in KINDS)
+        rows.append(
+            f"| {number}. {{doc}}`/{chapter.docname}` | {chapter.prose_words:,} | {chapter.code_lines} | "
+            f"{counts} | {minutes // 60} h {minutes % 60:02d} min |"
+        )
+    total = sum(chapter.suggested_minutes() for chapter in chapters)
+    rows.append(f"| **Whole book** | | | {' | ' * (len(KINDS) - 1)} | **{total // 60} h {total % 60:02d} min** |")
+    return rule + "\n\n" + "\n".join(rows)
+
+
+def setup(app: Any) -> dict[str, Any]:
+    from docutils import nodes
+    from sphinx.util.docutils import SphinxDirective
+
+    class _CatalogDirective(SphinxDirective):
+        has_content = False
+        render: Any = None
+
+        def run(self) -> list[Any]:
+            root = Path(self.env.srcdir)
+            toc_path = Path(self.config.external_toc_path)
+            if not toc_path.is_absolute():
+                toc_path = root / toc_path
+            self.env.note_dependency(str(toc_path))
+            chapters = read_book(root, toc_path)
+            for chapter in chapters:
+                self.env.note_dependency(str(root / f"{chapter.docname}.ipynb"))
+            container = nodes.container(classes=["exercise-catalog"])
+            self.state.nested_parse(
+                self._lines(type(self).render(chapters)), self.content_offset, container
+            )
+            return [container]
+
+        def _lines(self, text: str) -> Any:
+            from docutils.statemachine import StringList
+
+            return StringList(text.splitlines(), source=self.env.docname)
+
+    class ExerciseIndex(_CatalogDirective):
+        render = staticmethod(exercise_index_markdown)
+
+    class StudyPlan(_CatalogDirective):
+        render = staticmethod(study_plan_markdown)
+
+    app.add_directive("exercise-index", ExerciseIndex)
+    app.add_directive("study-plan", StudyPlan)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,225 @@
+"""The exercises of the chapters, and the student edition built from them.
+
+The first part needs only the committed notebooks: the conventions of ``_ext/exercise_catalog.py``
+hold in every chapter, and removing the solutions removes all of them and nothing else.
+
+The last part checks a built student edition and runs when ``STUDENT_DIR`` names one
+(``make student-test`` sets it): its pages contain no solution text but every exercise, and its
+handout notebooks are the ones the build executed.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "_ext"))
+sys.path.insert(0, str(ROOT / "scripts"))
+import exercise_catalog as catalog  # noqa: E402  (a Sphinx extension, not a package)
+import student_edition  # noqa: E402  (a script, not a package)
+
+CHAPTERS = catalog.read_book(ROOT, ROOT / "_toc.yml")
+STUDENT_DIR = os.environ.get("STUDENT_DIR")
+
+
+def _notebook(cells: list[tuple[str, str, list[str]]]) -> nbformat.NotebookNode:
+    notebook = nbformat.v4.new_notebook()
+    for kind, source, tags in cells:
+        make = nbformat.v4.new_markdown_cell if kind == "markdown" else nbformat.v4.new_code_cell
+        notebook.cells.append(make(source, metadata={"tags": tags} if tags else {}))
+    return notebook
+
+
+def _sources(notebook: nbformat.NotebookNode) -> list[str]:
+    return [cell.source for cell in notebook.cells]
+
+
+# ---- strip_solutions on small notebooks ------------------------------------------------------------
+
+EXERCISE = "```{exercise} Title\n:label: ex-a-1\n\n*Kind: code.*\n\nDo it.\n```"
+
+
+def test_a_plain_solution_is_cut_out_of_its_cell() -> None:
+    notebook = _notebook(
+        [("markdown", f"Intro.\n\n{EXERCISE}\n\n```{{solution}} ex-a-1\n:label: sol-a-1\n\nSecret.\n```\n\nAfter.", [])]
+    )
+    stripped, removed = catalog.strip_solutions(notebook)
+    assert removed == ["sol-a-1"]
+    assert _sources(stripped) == [f"Intro.\n\n{EXERCISE}\n\nAfter."]
+
+
+def test_a_gated_solution_loses_its_cells_and_keeps_what_follows() -> None:
+    notebook = _notebook(
+        [
+            ("markdown", f"{EXERCISE}\n\n```{{solution-start}} ex-a-1\n:label: sol-a-1\n```\n\nSecret prose.", []),
+            ("code", "secret_code = 1", ["solution"]),
+            ("markdown", "More secret prose.", []),
+            ("code", "more_secret_code = 2", ["solution", "hide-input"]),
+            ("markdown", "Last secret.\n\n```{solution-end}\n```\n\nNext exercise.", []),
+            ("code", "kept = 3", []),
+        ]
+    )
+    stripped, removed = catalog.strip_solutions(notebook)
+    assert removed == ["sol-a-1"]
+    assert _sources(stripped) == [EXERCISE, "Next exercise.", "kept = 3"]
+
+
+def test_a_solution_fenced_with_four_backticks_may_contain_code_fences() -> None:
+    body = "````{solution} ex-a-1\n:label: sol-a-1\n\n```python\nsecret = 1\n```\n\nSecret.\n````"
+    stripped, removed = catalog.strip_solutions(_notebook([("markdown", f"{EXERCISE}\n\n{body}\n\nKept.", [])]))
+    assert removed == ["sol-a-1"]
+    assert _sources(stripped) == [f"{EXERCISE}\n\nKept."]
+
+
+def test_starter_cells_stay() -> None:
+    notebook = _notebook(
+        [("markdown", EXERCISE, []), ("code", "def f():\n    raise NotImplementedError", ["exercise-starter"])]
+    )
+    stripped, removed = catalog.strip_solutions(notebook)
+    assert removed == [] and _sources(stripped) == _sources(notebook)
+
+
+@pytest.mark.parametrize(
+    ("cells", "message"),
+    [
+        (
+            [("markdown", "```{solution-start} ex-a-1\n```", []), ("code", "x = 1", []),
+             ("markdown", "```{solution-end}\n```", [])],
+            "is not tagged 'solution'",
+        ),
+        ([("code", "x = 1", ["solution"])], "outside every solution"),
+        ([("markdown", "```{solution-start} ex-a-1\n```\n\ntext", [])], "has no {solution-end}"),
+        ([("markdown", "```{solution} ex-a-1\nnever closed", [])], "is never closed"),
+    ],
+    ids=["untagged code in a gated solution", "tagged code outside", "unclosed gate", "unclosed fence"],
+)
+def test_malformed_solutions_are_reported(cells: list[tuple[str, str, list[str]]], message: str) -> None:
+    with pytest.raises(catalog.CatalogError, match=re.escape(message)):
+        catalog.strip_solutions(_notebook(cells))
+
+
+def test_an_exercise_without_kind_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "chapter.ipynb"
+    chapter = "# A chapter\n\n```{exercise} T\n:label: ex-b-1\n\nNo kind.\n```"
+    nbformat.write(_notebook([("markdown", chapter, [])]), path)
+    with pytest.raises(catalog.CatalogError, match="has no '\\*Kind: ...\\*' line"):
+        catalog.read_chapter(path, "chapter")
+
+
+def test_the_student_configuration_names_the_edition_and_drops_launch_buttons() -> None:
+    config = student_edition.student_config((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    assert "(student edition)" in config
+    assert "launch_buttons" not in config and "colab" not in config
+
+
+# ---- the chapters ------------------------------------------------------------------------------------
+
+
+def test_the_catalog_lists_every_chapter_in_order() -> None:
+    assert [chapter.docname for chapter in CHAPTERS] == sorted(
+        f"notebooks/{path.stem}" for path in (ROOT / "notebooks").glob("*.ipynb")
+    )
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda chapter: chapter.docname)
+def test_every_exercise_has_exactly_one_solution_with_the_matching_label(chapter: catalog.Chapter) -> None:
+    notebook = nbformat.read(ROOT / f"{chapter.docname}.ipynb", as_version=4)
+    _, removed = catalog.strip_solutions(notebook)
+    expected = [exercise.label.replace("ex-", "sol-", 1) for exercise in chapter.exercises]
+    assert removed == expected
+    solution_targets = re.findall(r"\{solution(?:-start)?\}\s+(\S+)", "\n".join(_sources(notebook)))
+    assert solution_targets == [exercise.label for exercise in chapter.exercises]
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda chapter: chapter.docname)
+def test_the_student_notebook_keeps_everything_but_the_solutions(chapter: catalog.Chapter) -> None:
+    notebook = nbformat.read(ROOT / f"{chapter.docname}.ipynb", as_version=4)
+    stripped, _ = catalog.strip_solutions(notebook)
+    text = "\n".join(_sources(stripped))
+    assert "{solution" not in text and "sol-" not in text
+    for exercise in chapter.exercises:
+        assert f":label: {exercise.label}\n" in text
+    kept_code = [cell.source for cell in notebook.cells if cell.cell_type == "code" and "solution" not in
+                 cell.metadata.get("tags", [])]
+    assert [cell.source for cell in stripped.cells if cell.cell_type == "code"] == kept_code
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda chapter: chapter.docname)
+def test_starter_cells_call_a_checker_that_exists(chapter: catalog.Chapter) -> None:
+    import posenc.exercises
+
+    for exercise in chapter.exercises:
+        for checker in exercise.checkers:
+            assert checker in posenc.exercises.__all__, f"{exercise.label} calls an unknown checker {checker}"
+
+
+def test_the_index_and_the_study_plan_cover_every_exercise() -> None:
+    index = catalog.exercise_index_markdown(CHAPTERS)
+    labels = [exercise.label for chapter in CHAPTERS for exercise in chapter.exercises]
+    assert re.findall(r"\{ref\}`(ex-[\w-]+)`", index) == labels
+    plan = catalog.study_plan_markdown(CHAPTERS)
+    assert all(f"{{doc}}`/{chapter.docname}`" in plan for chapter in CHAPTERS)
+
+
+# ---- a built student edition ---------------------------------------------------------------------------
+
+needs_student_build = pytest.mark.skipif(STUDENT_DIR is None, reason="set STUDENT_DIR to a built student edition")
+
+
+def _page_text(page: Path) -> str:
+    """The text of an HTML page, tags removed, so highlighted code reads as written."""
+    return html.unescape(re.sub(r"<[^>]+>", "", page.read_text(encoding="utf-8")))
+
+
+def _solution_lines(chapter: catalog.Chapter) -> list[str]:
+    """Lines that occur only in the chapter's solutions: the evidence a leak would leave."""
+    notebook = nbformat.read(ROOT / f"{chapter.docname}.ipynb", as_version=4)
+    stripped, _ = catalog.strip_solutions(notebook)
+    kept = "\n".join(_sources(stripped))
+    removed_text = "\n".join(_sources(notebook))
+    lines = {line.strip() for line in removed_text.splitlines()}
+    return sorted(
+        line for line in lines
+        if len(line) >= 40 and line not in kept and "$" not in line and "{" not in line and "`" not in line
+    )
+
+
+@needs_student_build
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda chapter: chapter.docname)
+def test_student_pages_have_the_exercises_and_no_solution(chapter: catalog.Chapter) -> None:
+    site = Path(STUDENT_DIR) / "_build" / "html"
+    page = site / f"{chapter.docname}.html"
+    source = page.read_text(encoding="utf-8")
+    for exercise in chapter.exercises:
+        assert f'id="{exercise.label}"' in source, f"{exercise.label} is missing from the student page"
+    assert 'class="solution' not in source and "solution-title" not in source
+    text = _page_text(page)
+    evidence = _solution_lines(chapter)
+    assert len(evidence) >= len(chapter.exercises), "too little solution text to test for leaks"
+    leaked = [line for line in evidence if line in text]
+    assert leaked == [], f"solution text on the student page: {leaked[:3]}"
+
+
+@needs_student_build
+def test_no_student_page_mentions_a_solution_label() -> None:
+    site = Path(STUDENT_DIR) / "_build" / "html"
+    for page in site.rglob("*.html"):
+        assert not re.search(r'id="sol-', page.read_text(encoding="utf-8")), page
+
+
+@needs_student_build
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda chapter: chapter.docname)
+def test_handout_notebooks_are_the_executed_student_notebooks(chapter: catalog.Chapter) -> None:
+    name = Path(chapter.docname).name + ".ipynb"
+    handout = nbformat.read(Path(STUDENT_DIR) / "notebooks" / name, as_version=4)
+    built = nbformat.read(Path(STUDENT_DIR) / "source" / "notebooks" / name, as_version=4)
+    assert _sources(handout) == _sources(built)
+    assert all(not cell.get("outputs") for cell in handout.cells if cell.cell_type == "code")
+    assert not any("solution" in cell.metadata.get("tags", []) for cell in handout.cells)
