@@ -1,6 +1,6 @@
 """Scaled dot-product attention and causal masks.
 
-Shape legend used in this module:
+Shape legend:
     - ``b``: batch size
     - ``h``: number of heads
     - ``Lq``: number of queries; ``Lk``: number of keys (``L`` when both are equal)

@@ -22,7 +22,13 @@ __all__ = ["Timing", "format_timings", "median_time", "rope_timings"]
 
 @dataclass(frozen=True)
 class Timing:
-    """Median time of one implementation, in milliseconds, and its ratio to the reference."""
+    """Median time of one implementation, in milliseconds, and its ratio to the reference.
+
+    Attributes:
+        name: the implementation, as it is labelled in the table.
+        median_ms: median time of one call, in milliseconds.
+        relative: ``median_ms`` divided by that of the reference implementation (the first row).
+    """
 
     name: str
     median_ms: float
@@ -63,9 +69,10 @@ def rope_timings(
 ) -> list[Timing]:
     """Time each RoPE implementation on a random fp32 tensor of ``shape``.
 
-    Rows: the ``rotate_half`` formulation (reference, ratio 1.0), :func:`apply_rope` in both
-    layouts, the cached :class:`RotaryEmbedding` module, :func:`apply_rope_complex`, and the
-    product with dense per-position matrices from :func:`rope_matrix` (built outside the timing).
+    Rows: the ``rotate_half`` formulation (reference, ratio 1.0), :func:`~posenc.rotary.apply_rope`
+    in both layouts, the cached :class:`~posenc.rotary.RotaryEmbedding` module,
+    :func:`~posenc.rotary.apply_rope_complex`, and the product with dense per-position matrices
+    from :func:`~posenc.rotary.rope_matrix` (built outside the timing).
 
     Args:
         shape: ``(batch, heads, L, d)``; ``d`` even.

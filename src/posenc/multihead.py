@@ -33,7 +33,7 @@ class MultiHeadSelfAttention(nn.Module):
 
     ``position`` chooses how (and whether) token order reaches the scores:
 
-    ========== ==========================================================================
+    ============== ======================================================================
     ``none``       no positional information (permutation-equivariant)
     ``sinusoidal`` fixed sinusoidal encoding added to the inputs (Vaswani et al.)
     ``learned``    learned absolute embedding added to the inputs (``max_len`` positions)
@@ -41,7 +41,7 @@ class MultiHeadSelfAttention(nn.Module):
     ``t5``         learned bucketed relative bias per head (T5)
     ``alibi``      fixed linear distance penalty per head (ALiBi)
     ``rope``       rotary embedding of queries and keys (RoFormer)
-    ========== ==========================================================================
+    ============== ======================================================================
 
     ``sinusoidal`` and ``learned`` add their encoding to this layer's input. That is the
     original Transformer for a single layer; in a stack, the encoding belongs at the input of
@@ -121,7 +121,7 @@ class MultiHeadSelfAttention(nn.Module):
         Args:
             x: ``(..., L, D)`` token representations.
             mask: optional boolean mask broadcastable to ``(..., h, L, L)``; True = may attend.
-            causal: if True, also apply :func:`causal_mask`.
+            causal: if True, also apply :func:`~posenc.attention.causal_mask`.
 
         Returns:
             ``(output, weights)``: ``(..., L, D)`` and ``(..., h, L, L)``.

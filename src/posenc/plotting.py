@@ -77,8 +77,9 @@ def heatmap(
         The axes drawn on.
 
     Raises:
-        TypeError, ValueError: if ``matrix`` is not a 2-D tensor or array, or a list of tick
-            labels does not have one label per row/column.
+        TypeError: if ``matrix`` is not a tensor or array.
+        ValueError: if ``matrix`` is not 2-D, or a list of tick labels does not have one label
+            per row/column.
     """
     values = _as_matrix("matrix", matrix)
     ticks = ((xticklabels, values.shape[1], "x"), (yticklabels, values.shape[0], "y"))
