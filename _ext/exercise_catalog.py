@@ -273,6 +273,10 @@ def _kind_text(kinds: Sequence[str]) -> str:
     return ", ".join(kinds)
 
 
+def _hours(minutes: int) -> str:
+    return f"{minutes // 60} h {minutes % 60:02d} min"
+
+
 def exercise_index_markdown(chapters: Sequence[Chapter]) -> str:
     """The exercise index: one table per chapter."""
     total = sum(len(chapter.exercises) for chapter in chapters)
@@ -283,13 +287,14 @@ def exercise_index_markdown(chapters: Sequence[Chapter]) -> str:
         f"The book has {total} exercises in {len(chapters)} chapters. By kind: {counts} "
         "(an exercise of two kinds is counted under both)."
     ]
-    for chapter in chapters:
-        parts.append(f"**{{doc}}`/{chapter.docname}`**")
-        rows = ["| Exercise | Title | Kind | Auto-check |", "| --- | --- | --- | --- |"]
+    for number, chapter in enumerate(chapters, start=1):
+        parts.append(f"**Chapter {number}. {{doc}}`/{chapter.docname}`**")
+        rows = ["| Exercise | Label | Title | Kind | Auto-check |", "| --- | --- | --- | --- | --- |"]
         for exercise in chapter.exercises:
             checkers = ", ".join(f"`{name}`" for name in exercise.checkers) or "–"
             rows.append(
-                f"| {{ref}}`{exercise.label}` | {exercise.title} | {_kind_text(exercise.kinds)} | {checkers} |"
+                f"| {{ref}}`{exercise.label}` | `{exercise.label}` | {exercise.title} | "
+                f"{_kind_text(exercise.kinds)} | {checkers} |"
             )
         parts.append("\n".join(rows))
     return "\n\n".join(parts)
@@ -304,17 +309,16 @@ def study_plan_markdown(chapters: Sequence[Chapter]) -> str:
         + " (an exercise of two kinds counts both), rounded up to 5 minutes. Treat them as a "
         "starting point for planning, not as a measurement."
     )
-    header = "| Chapter | Prose (words) | Code (lines) | " + " | ".join(KINDS) + " | Suggested time |"
-    rows = [header, "|" + " --- |" * (len(KINDS) + 4)]
+    rows = ["| Chapter | Prose (words) | Code (lines) | Exercises | Suggested time |", "| --- " * 5 + "|"]
     for number, chapter in enumerate(chapters, start=1):
         minutes = chapter.suggested_minutes()
-        counts = " | ".join(str(chapter.count(kind)) for kind in KINDS)
+        exercises = ", ".join(f"{chapter.count(kind)} {kind}" for kind in KINDS if chapter.count(kind))
         rows.append(
             f"| {number}. {{doc}}`/{chapter.docname}` | {chapter.prose_words:,} | {chapter.code_lines} | "
-            f"{counts} | {minutes // 60} h {minutes % 60:02d} min |"
+            f"{exercises} | {_hours(minutes)} |"
         )
     total = sum(chapter.suggested_minutes() for chapter in chapters)
-    rows.append(f"| **Whole book** | | | {' | ' * (len(KINDS) - 1)} | **{total // 60} h {total % 60:02d} min** |")
+    rows.append(f"| **Whole book** | | | | **{_hours(total)}** |")
     return rule + "\n\n" + "\n".join(rows)
 
 
