@@ -82,6 +82,7 @@ build-test: $(INSTALLED)
 	$(BIN)/jupyter-book build . --path-output $(TEST_OUTPUT) $(BUILD_FLAGS); \
 	echo "clean build took $$(( $$(date +%s) - start )) s"
 	$(BIN)/python scripts/execution_report.py $(TEST_OUTPUT)/_build --budget $(NOTEBOOK_BUDGET_SECONDS)
+	SITE_DIR=$(TEST_OUTPUT)/_build/html $(BIN)/python -m pytest tests/test_reference_pages.py
 
 browser: $(INSTALLED) $(BROWSER)
 	SITE_DIR=$(TEST_OUTPUT)/_build/html SCREENSHOT_DIR=$(TEST_OUTPUT)/screenshots \
