@@ -13,7 +13,7 @@ import math
 
 import pytest
 import torch
-from conftest import seeds
+from conftest import hf_t5_relative_position_bucket, paper_alibi_slopes, seeds
 from hypothesis import given, settings
 
 import posenc
@@ -394,29 +394,6 @@ def test_sinusoidal_shape_and_dtype(change, phrases):
 # --------------------------------------------------------------------------- T5 buckets
 
 
-def hf_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
-    """Hugging Face ``T5Attention._relative_position_bucket``."""
-    relative_buckets = 0
-    if bidirectional:
-        num_buckets //= 2
-        relative_buckets += (relative_position > 0).to(torch.long) * num_buckets
-        relative_position = torch.abs(relative_position)
-    else:
-        relative_position = -torch.min(relative_position, torch.zeros_like(relative_position))
-    max_exact = num_buckets // 2
-    is_small = relative_position < max_exact
-    relative_position_if_large = max_exact + (
-        torch.log(relative_position.float() / max_exact)
-        / math.log(max_distance / max_exact)
-        * (num_buckets - max_exact)
-    ).to(torch.long)
-    relative_position_if_large = torch.min(
-        relative_position_if_large, torch.full_like(relative_position_if_large, num_buckets - 1)
-    )
-    relative_buckets += torch.where(is_small, relative_position, relative_position_if_large)
-    return relative_buckets
-
-
 def python_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
     """Offset by offset with Python's float64 math: correct, but may differ from T5's float32 at boundaries."""
 
@@ -468,7 +445,9 @@ def make_bucket(sign=1, exact_shift=0, cap=True, rounding="floor", fixed=None):
     return bucket
 
 
-@pytest.mark.parametrize("fn", [t5_relative_position_bucket, hf_bucket, python_bucket, make_bucket()])
+@pytest.mark.parametrize(
+    "fn", [t5_relative_position_bucket, hf_t5_relative_position_bucket, python_bucket, make_bucket()]
+)
 def test_t5_correct_implementations_pass(fn):
     assert_passes(check_t5_bucket(fn))
 
@@ -508,30 +487,22 @@ def test_t5_float_output_is_reported():
 # --------------------------------------------------------------------------- ALiBi slopes
 
 
-def paper_slopes(n):
-    """``get_slopes`` of the reference code of Press et al."""
-
-    def power_of_2(n):
-        start = 2 ** (-(2 ** -(math.log2(n) - 3)))
-        return [start * start**i for i in range(n)]
-
-    if math.log2(n).is_integer():
-        return power_of_2(n)
-    closest = 2 ** math.floor(math.log2(n))
-    return power_of_2(closest) + paper_slopes(2 * closest)[0::2][: n - closest]
-
-
 def geometric_slopes(n):
     return torch.tensor([2.0 ** (-8 * h / n) for h in range(1, n + 1)])
 
 
 def truncated_slopes(n):
-    return torch.tensor(paper_slopes(2 ** math.ceil(math.log2(n)))[:n])
+    return torch.tensor(paper_alibi_slopes(2 ** math.ceil(math.log2(n)))[:n])
 
 
 @pytest.mark.parametrize(
     "fn",
-    [alibi_slopes, paper_slopes, lambda n: torch.tensor(paper_slopes(n)).double(), lambda n: alibi_slopes(n).numpy()],
+    [
+        alibi_slopes,
+        paper_alibi_slopes,
+        lambda n: torch.tensor(paper_alibi_slopes(n)).double(),
+        lambda n: alibi_slopes(n).numpy(),
+    ],
 )
 def test_alibi_correct_implementations_pass(fn):
     assert_passes(check_alibi_slopes(fn))
@@ -545,7 +516,7 @@ def test_alibi_correct_implementations_pass(fn):
         (lambda n: alibi_slopes(n).flip(0), ["reverse order"]),
         (lambda n: torch.tensor([2.0 ** (-h / n) for h in range(1, n + 1)]), ["missing the factor 8"]),
         (lambda n: torch.tensor([2.0 ** (-8 * h / n) for h in range(n)]), ["numbered from 0", "2^0 = 1"]),
-        (lambda n: torch.tensor(paper_slopes(2 ** math.floor(math.log2(n))) + paper_slopes(
+        (lambda n: torch.tensor(paper_alibi_slopes(2 ** math.floor(math.log2(n))) + paper_alibi_slopes(
             2 * 2 ** math.floor(math.log2(n)))[1::2][: n - 2 ** math.floor(math.log2(n))]), ["odd-indexed"]),
     ],
 )

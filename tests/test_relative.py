@@ -7,7 +7,7 @@ import math
 
 import pytest
 import torch
-from conftest import leading_shapes, randn, seeds
+from conftest import hf_t5_relative_position_bucket, leading_shapes, paper_alibi_slopes, randn, seeds
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,46 +27,6 @@ lengths = st.integers(1, 12)
 
 
 # --------------------------------------------------------------------------- independent references
-
-
-def hf_t5_relative_position_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
-    """Hugging Face ``T5Attention._relative_position_bucket``, re-typed from transformers' T5 code."""
-    relative_buckets = 0
-    if bidirectional:
-        num_buckets //= 2
-        relative_buckets += (relative_position > 0).to(torch.long) * num_buckets
-        relative_position = torch.abs(relative_position)
-    else:
-        relative_position = -torch.min(relative_position, torch.zeros_like(relative_position))
-    max_exact = num_buckets // 2
-    is_small = relative_position < max_exact
-    relative_position_if_large = max_exact + (
-        torch.log(relative_position.float() / max_exact)
-        / math.log(max_distance / max_exact)
-        * (num_buckets - max_exact)
-    ).to(torch.long)
-    relative_position_if_large = torch.min(
-        relative_position_if_large, torch.full_like(relative_position_if_large, num_buckets - 1)
-    )
-    relative_buckets += torch.where(is_small, relative_position, relative_position_if_large)
-    return relative_buckets
-
-
-def paper_alibi_slopes(n):
-    """``get_slopes`` from the reference code of Press et al. (ALiBi), verbatim in spirit."""
-
-    def get_slopes_power_of_2(n):
-        start = 2 ** (-(2 ** -(math.log2(n) - 3)))
-        ratio = start
-        return [start * ratio**i for i in range(n)]
-
-    if math.log2(n).is_integer():
-        return get_slopes_power_of_2(n)
-    closest_power_of_2 = 2 ** math.floor(math.log2(n))
-    return (
-        get_slopes_power_of_2(closest_power_of_2)
-        + paper_alibi_slopes(2 * closest_power_of_2)[0::2][: n - closest_power_of_2]
-    )
 
 
 def shaw_loop(q, k, v, a_key, a_value):
