@@ -310,20 +310,20 @@ def study_plan_markdown(chapters: Sequence[Chapter]) -> str:
         "starting point for planning, not as a measurement."
     )
     rows = ["| Chapter | Prose (words) | Code (lines) | Exercises | Suggested time |", "| --- " * 5 + "|"]
-    for number, chapter in enumerate(chapters, start=1):
-        minutes = chapter.suggested_minutes()
+    minutes = [chapter.suggested_minutes() for chapter in chapters]
+    for number, (chapter, chapter_minutes) in enumerate(zip(chapters, minutes, strict=True), start=1):
         exercises = ", ".join(f"{chapter.count(kind)} {kind}" for kind in KINDS if chapter.count(kind))
         rows.append(
             f"| {number}. {{doc}}`/{chapter.docname}` | {chapter.prose_words:,} | {chapter.code_lines} | "
-            f"{exercises} | {_hours(minutes)} |"
+            f"{exercises} | {_hours(chapter_minutes)} |"
         )
-    total = sum(chapter.suggested_minutes() for chapter in chapters)
-    rows.append(f"| **Whole book** | | | | **{_hours(total)}** |")
+    rows.append(f"| **Whole book** | | | | **{_hours(sum(minutes))}** |")
     return rule + "\n\n" + "\n".join(rows)
 
 
 def setup(app: Any) -> dict[str, Any]:
     from docutils import nodes
+    from docutils.statemachine import StringList
     from sphinx.util.docutils import SphinxDirective
 
     class _CatalogDirective(SphinxDirective):
@@ -332,23 +332,17 @@ def setup(app: Any) -> dict[str, Any]:
 
         def run(self) -> list[Any]:
             root = Path(self.env.srcdir)
-            toc_path = Path(self.config.external_toc_path)
-            if not toc_path.is_absolute():
-                toc_path = root / toc_path
+            toc_path = root / self.config.external_toc_path  # an absolute path replaces root
             self.env.note_dependency(str(toc_path))
             chapters = read_book(root, toc_path)
             for chapter in chapters:
                 self.env.note_dependency(str(root / f"{chapter.docname}.ipynb"))
             container = nodes.container(classes=["exercise-catalog"])
+            markdown = type(self).render(chapters)
             self.state.nested_parse(
-                self._lines(type(self).render(chapters)), self.content_offset, container
+                StringList(markdown.splitlines(), source=self.env.docname), self.content_offset, container
             )
             return [container]
-
-        def _lines(self, text: str) -> Any:
-            from docutils.statemachine import StringList
-
-            return StringList(text.splitlines(), source=self.env.docname)
 
     class ExerciseIndex(_CatalogDirective):
         render = staticmethod(exercise_index_markdown)

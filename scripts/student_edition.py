@@ -59,6 +59,7 @@ def build_sources(output: Path) -> None:
         if directory.exists():
             shutil.rmtree(directory)
     source_dir.mkdir(parents=True)
+    handout_dir.mkdir()
     for name in BOOK_SOURCES:
         origin = ROOT / name
         if origin.is_dir():
@@ -71,7 +72,6 @@ def build_sources(output: Path) -> None:
     for docname in chapter_docnames(ROOT / "_toc.yml"):
         notebook = f"{docname}.ipynb"
         removed = write_student_notebook(ROOT / notebook, source_dir / notebook)
-        handout_dir.mkdir(exist_ok=True)
         shutil.copy2(source_dir / notebook, handout_dir / Path(notebook).name)
         print(f"{notebook}: removed {len(removed)} solutions")
 

@@ -183,8 +183,7 @@ def _solution_lines(chapter: catalog.Chapter) -> list[str]:
     notebook = nbformat.read(ROOT / f"{chapter.docname}.ipynb", as_version=4)
     stripped, _ = catalog.strip_solutions(notebook)
     kept = "\n".join(_sources(stripped))
-    removed_text = "\n".join(_sources(notebook))
-    lines = {line.strip() for line in removed_text.splitlines()}
+    lines = {line.strip() for line in "\n".join(_sources(notebook)).splitlines()}
     return sorted(
         line for line in lines
         if len(line) >= 40 and line not in kept and "$" not in line and "{" not in line and "`" not in line
