@@ -10,6 +10,7 @@ Modules, one per family of position methods:
 - :mod:`posenc.plotting`: the book's figure helpers
 - :mod:`posenc.utils`: seeding and machine description
 - :mod:`posenc.benchmark`: timings of the RoPE implementations
+- :mod:`posenc.experiments`: tasks, a tiny causal transformer, training and evaluation (Part V)
 - :mod:`posenc.exercises`: auto-checkers for the coding exercises, with diagnostic feedback
 
 Every public name is importable from ``posenc`` directly, except the checkers of
@@ -26,6 +27,24 @@ from .absolute import (
 )
 from .attention import attention_weights, causal_mask, scaled_dot_product_attention
 from .benchmark import Timing, format_timings, median_time, rope_timings
+from .experiments import (
+    BEYOND_TABLE,
+    IGNORE,
+    TASKS,
+    Evaluation,
+    TinyCausalLM,
+    TrainConfig,
+    TrainingRun,
+    attention_entropy,
+    build_model,
+    cache_path,
+    evaluate,
+    evaluate_by_position,
+    make_batch,
+    markov_transitions,
+    train,
+    train_or_load,
+)
 from .multihead import POSITION_SCHEMES, MultiHeadSelfAttention
 from .plotting import heatmap, heatmaps, use_book_style
 from .relative import (
@@ -54,6 +73,9 @@ from .utils import describe_machine, max_abs_diff, report, seed_everything
 __version__ = "0.1.0"
 
 __all__ = [
+    "BEYOND_TABLE",
+    "Evaluation",
+    "IGNORE",
     "LearnedPositionalEmbedding",
     "MultiHeadSelfAttention",
     "POSITION_SCHEMES",
@@ -62,21 +84,32 @@ __all__ = [
     "RotaryEmbedding",
     "SinusoidalPositionalEncoding",
     "T5RelativePositionBias",
+    "TASKS",
     "Timing",
+    "TinyCausalLM",
+    "TrainConfig",
+    "TrainingRun",
     "alibi_bias",
     "alibi_slopes",
     "apply_rope",
     "apply_rope_complex",
+    "attention_entropy",
     "attention_weights",
+    "build_model",
+    "cache_path",
     "causal_mask",
     "clipped_relative_positions",
     "describe_machine",
+    "evaluate",
+    "evaluate_by_position",
     "exercises",
     "format_timings",
     "half_to_interleaved",
     "heatmap",
     "heatmaps",
     "interleaved_to_half",
+    "make_batch",
+    "markov_transitions",
     "max_abs_diff",
     "median_time",
     "one_hot_encoding",
@@ -92,5 +125,7 @@ __all__ = [
     "sinusoidal_encoding",
     "sinusoidal_offset_matrix",
     "t5_relative_position_bucket",
+    "train",
+    "train_or_load",
     "use_book_style",
 ]
