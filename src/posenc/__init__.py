@@ -8,6 +8,7 @@ Modules, one per family of position methods:
 - :mod:`posenc.relative`: Shaw et al. embeddings, T5 buckets, ALiBi
 - :mod:`posenc.rotary`: rotary position embedding (RoPE)
 - :mod:`posenc.plotting`: the book's figure helpers
+- :mod:`posenc.diagnostics`: checks that scores depend on positions only through offsets
 - :mod:`posenc.utils`: seeding and machine description
 - :mod:`posenc.benchmark`: timings of the RoPE implementations
 - :mod:`posenc.experiments`: tasks, a tiny causal transformer, training and evaluation (Part V)
@@ -27,6 +28,7 @@ from .absolute import (
 )
 from .attention import attention_weights, causal_mask, scaled_dot_product_attention
 from .benchmark import Timing, format_timings, median_time, rope_timings
+from .diagnostics import relativity_gap, toeplitz_gap
 from .experiments import (
     BEYOND_TABLE,
     IGNORE,
@@ -114,6 +116,7 @@ __all__ = [
     "median_time",
     "one_hot_encoding",
     "relative_positions",
+    "relativity_gap",
     "report",
     "rope_frequencies",
     "rope_matrix",
@@ -125,6 +128,7 @@ __all__ = [
     "sinusoidal_encoding",
     "sinusoidal_offset_matrix",
     "t5_relative_position_bucket",
+    "toeplitz_gap",
     "train",
     "train_or_load",
     "use_book_style",
