@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
@@ -209,7 +210,7 @@ def test_random_offsets_grow_the_learned_table_and_train():
 def test_train_or_load_caches_by_config_and_seed(tmp_path, monkeypatch):
     monkeypatch.setenv("POSENC_CACHE_DIR", str(tmp_path))
     config = TrainConfig(task="recall", position="rope", **SMALL)
-    path = cache_path(config, 3)
+    path = Path(cache_path(config, 3))
     assert path.parent == tmp_path and not path.exists()
     trained = train_or_load(config, 3, progress=False)
     assert not trained.from_cache and path.is_file()
@@ -220,7 +221,7 @@ def test_train_or_load_caches_by_config_and_seed(tmp_path, monkeypatch):
     # Any change of config or seed is a different file.
     assert cache_path(config, 4) != path
     assert cache_path(replace(config, steps=5), 3) != path
-    assert cache_path(config, 3, tmp_path / "elsewhere").parent == tmp_path / "elsewhere"
+    assert Path(cache_path(config, 3, tmp_path / "elsewhere")).parent == tmp_path / "elsewhere"
 
 
 def test_training_writes_nothing_to_stderr_when_not_interactive(capfd, monkeypatch):
