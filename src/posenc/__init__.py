@@ -7,6 +7,8 @@ Modules, one per family of position methods:
 - :mod:`posenc.absolute`: one-hot, sinusoidal and learned absolute encodings
 - :mod:`posenc.relative`: Shaw et al. embeddings, T5 buckets, ALiBi
 - :mod:`posenc.rotary`: rotary position embedding (RoPE)
+- :mod:`posenc.rope2d`: axial two-dimensional RoPE for grids of positions
+- :mod:`posenc.heads`: splitting features into attention heads and merging them back
 - :mod:`posenc.plotting`: the book's figure helpers
 - :mod:`posenc.utils`: seeding and machine description
 - :mod:`posenc.benchmark`: timings of the RoPE implementations
@@ -26,6 +28,7 @@ from .absolute import (
 )
 from .attention import attention_weights, causal_mask, scaled_dot_product_attention
 from .benchmark import Timing, format_timings, median_time, rope_timings
+from .heads import merge_heads, split_heads
 from .multihead import POSITION_SCHEMES, MultiHeadSelfAttention
 from .plotting import heatmap, heatmaps, use_book_style
 from .relative import (
@@ -38,6 +41,7 @@ from .relative import (
     shaw_attention,
     t5_relative_position_bucket,
 )
+from .rope2d import apply_rope_2d, rope_matrix_2d
 from .rotary import (
     ROPE_LAYOUTS,
     RotaryEmbedding,
@@ -67,6 +71,7 @@ __all__ = [
     "alibi_slopes",
     "apply_rope",
     "apply_rope_complex",
+    "apply_rope_2d",
     "attention_weights",
     "causal_mask",
     "clipped_relative_positions",
@@ -78,14 +83,17 @@ __all__ = [
     "heatmaps",
     "interleaved_to_half",
     "max_abs_diff",
+    "merge_heads",
     "median_time",
     "one_hot_encoding",
     "relative_positions",
     "report",
     "rope_frequencies",
     "rope_matrix",
+    "rope_matrix_2d",
     "rope_timings",
     "rotate_half",
+    "split_heads",
     "scaled_dot_product_attention",
     "seed_everything",
     "shaw_attention",
