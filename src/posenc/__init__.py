@@ -10,6 +10,7 @@ Modules, one per family of position methods:
 - :mod:`posenc.rope2d`: axial two-dimensional RoPE for grids of positions
 - :mod:`posenc.heads`: splitting features into attention heads and merging them back
 - :mod:`posenc.plotting`: the book's figure helpers
+- :mod:`posenc.diagnostics`: checks that scores depend on positions only through offsets
 - :mod:`posenc.utils`: seeding and machine description
 - :mod:`posenc.benchmark`: timings of the RoPE implementations
 - :mod:`posenc.exercises`: auto-checkers for the coding exercises, with diagnostic feedback
@@ -28,6 +29,7 @@ from .absolute import (
 )
 from .attention import attention_weights, causal_mask, scaled_dot_product_attention
 from .benchmark import Timing, format_timings, median_time, rope_timings
+from .diagnostics import relativity_gap, toeplitz_gap
 from .heads import merge_heads, split_heads
 from .multihead import POSITION_SCHEMES, MultiHeadSelfAttention
 from .plotting import heatmap, heatmaps, use_book_style
@@ -87,6 +89,7 @@ __all__ = [
     "median_time",
     "one_hot_encoding",
     "relative_positions",
+    "relativity_gap",
     "report",
     "rope_frequencies",
     "rope_matrix",
@@ -100,5 +103,6 @@ __all__ = [
     "sinusoidal_encoding",
     "sinusoidal_offset_matrix",
     "t5_relative_position_bucket",
+    "toeplitz_gap",
     "use_book_style",
 ]
