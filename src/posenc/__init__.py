@@ -7,6 +7,7 @@ Modules, one per family of position methods:
 - :mod:`posenc.absolute`: one-hot, sinusoidal and learned absolute encodings
 - :mod:`posenc.relative`: Shaw et al. embeddings, T5 buckets, ALiBi
 - :mod:`posenc.rotary`: rotary position embedding (RoPE)
+- :mod:`posenc.scaling`: stretching RoPE to longer contexts (PI, NTK, dynamic NTK, YaRN, Llama 3.1)
 - :mod:`posenc.plotting`: the book's figure helpers
 - :mod:`posenc.diagnostics`: checks that scores depend on positions only through offsets
 - :mod:`posenc.utils`: seeding and machine description
@@ -51,6 +52,13 @@ from .rotary import (
     rope_matrix,
     rotate_half,
 )
+from .scaling import (
+    dynamic_ntk_frequencies,
+    llama3_frequencies,
+    ntk_frequencies,
+    pi_frequencies,
+    yarn_frequencies,
+)
 from .utils import describe_machine, max_abs_diff, report, seed_everything
 
 __version__ = "0.1.0"
@@ -73,15 +81,19 @@ __all__ = [
     "causal_mask",
     "clipped_relative_positions",
     "describe_machine",
+    "dynamic_ntk_frequencies",
     "exercises",
     "format_timings",
     "half_to_interleaved",
     "heatmap",
     "heatmaps",
     "interleaved_to_half",
+    "llama3_frequencies",
     "max_abs_diff",
     "median_time",
+    "ntk_frequencies",
     "one_hot_encoding",
+    "pi_frequencies",
     "relative_positions",
     "relativity_gap",
     "report",
@@ -97,4 +109,5 @@ __all__ = [
     "t5_relative_position_bucket",
     "toeplitz_gap",
     "use_book_style",
+    "yarn_frequencies",
 ]
