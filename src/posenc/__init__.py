@@ -8,6 +8,7 @@ Modules, one per family of position methods:
 - :mod:`posenc.relative`: Shaw et al. embeddings, T5 buckets, ALiBi
 - :mod:`posenc.rotary`: rotary position embedding (RoPE)
 - :mod:`posenc.plotting`: the book's figure helpers
+- :mod:`posenc.diagnostics`: checks that scores depend on positions only through offsets
 - :mod:`posenc.utils`: seeding and machine description
 - :mod:`posenc.benchmark`: timings of the RoPE implementations
 - :mod:`posenc.exercises`: auto-checkers for the coding exercises, with diagnostic feedback
@@ -26,6 +27,7 @@ from .absolute import (
 )
 from .attention import attention_weights, causal_mask, scaled_dot_product_attention
 from .benchmark import Timing, format_timings, median_time, rope_timings
+from .diagnostics import relativity_gap, toeplitz_gap
 from .multihead import POSITION_SCHEMES, MultiHeadSelfAttention
 from .plotting import heatmap, heatmaps, use_book_style
 from .relative import (
@@ -81,6 +83,7 @@ __all__ = [
     "median_time",
     "one_hot_encoding",
     "relative_positions",
+    "relativity_gap",
     "report",
     "rope_frequencies",
     "rope_matrix",
@@ -92,5 +95,6 @@ __all__ = [
     "sinusoidal_encoding",
     "sinusoidal_offset_matrix",
     "t5_relative_position_bucket",
+    "toeplitz_gap",
     "use_book_style",
 ]
