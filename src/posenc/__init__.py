@@ -7,10 +7,12 @@ Modules, one per family of position methods:
 - :mod:`posenc.absolute`: one-hot, sinusoidal and learned absolute encodings
 - :mod:`posenc.relative`: Shaw et al. embeddings, T5 buckets, ALiBi
 - :mod:`posenc.rotary`: rotary position embedding (RoPE)
+- :mod:`posenc.scaling`: stretching RoPE to longer contexts (PI, NTK, dynamic NTK, YaRN, Llama 3.1)
 - :mod:`posenc.plotting`: the book's figure helpers
 - :mod:`posenc.diagnostics`: checks that scores depend on positions only through offsets
 - :mod:`posenc.utils`: seeding and machine description
 - :mod:`posenc.benchmark`: timings of the RoPE implementations
+- :mod:`posenc.experiments`: tasks, a tiny causal transformer, training and evaluation (Part V)
 - :mod:`posenc.exercises`: auto-checkers for the coding exercises, with diagnostic feedback
 
 Every public name is importable from ``posenc`` directly, except the checkers of
@@ -28,6 +30,24 @@ from .absolute import (
 from .attention import attention_weights, causal_mask, scaled_dot_product_attention
 from .benchmark import Timing, format_timings, median_time, rope_timings
 from .diagnostics import relativity_gap, toeplitz_gap
+from .experiments import (
+    BEYOND_TABLE,
+    IGNORE,
+    TASKS,
+    Evaluation,
+    TinyCausalLM,
+    TrainConfig,
+    TrainingRun,
+    attention_entropy,
+    build_model,
+    cache_path,
+    evaluate,
+    evaluate_by_position,
+    make_batch,
+    markov_transitions,
+    train,
+    train_or_load,
+)
 from .multihead import POSITION_SCHEMES, MultiHeadSelfAttention
 from .plotting import heatmap, heatmaps, use_book_style
 from .relative import (
@@ -51,11 +71,21 @@ from .rotary import (
     rope_matrix,
     rotate_half,
 )
+from .scaling import (
+    dynamic_ntk_frequencies,
+    llama3_frequencies,
+    ntk_frequencies,
+    pi_frequencies,
+    yarn_frequencies,
+)
 from .utils import describe_machine, max_abs_diff, report, seed_everything
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BEYOND_TABLE",
+    "Evaluation",
+    "IGNORE",
     "LearnedPositionalEmbedding",
     "MultiHeadSelfAttention",
     "POSITION_SCHEMES",
@@ -64,24 +94,39 @@ __all__ = [
     "RotaryEmbedding",
     "SinusoidalPositionalEncoding",
     "T5RelativePositionBias",
+    "TASKS",
     "Timing",
+    "TinyCausalLM",
+    "TrainConfig",
+    "TrainingRun",
     "alibi_bias",
     "alibi_slopes",
     "apply_rope",
     "apply_rope_complex",
+    "attention_entropy",
     "attention_weights",
+    "build_model",
+    "cache_path",
     "causal_mask",
     "clipped_relative_positions",
     "describe_machine",
+    "dynamic_ntk_frequencies",
+    "evaluate",
+    "evaluate_by_position",
     "exercises",
     "format_timings",
     "half_to_interleaved",
     "heatmap",
     "heatmaps",
     "interleaved_to_half",
+    "llama3_frequencies",
+    "make_batch",
+    "markov_transitions",
     "max_abs_diff",
     "median_time",
+    "ntk_frequencies",
     "one_hot_encoding",
+    "pi_frequencies",
     "relative_positions",
     "relativity_gap",
     "report",
@@ -96,5 +141,8 @@ __all__ = [
     "sinusoidal_offset_matrix",
     "t5_relative_position_bucket",
     "toeplitz_gap",
+    "train",
+    "train_or_load",
     "use_book_style",
+    "yarn_frequencies",
 ]
