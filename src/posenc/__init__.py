@@ -7,6 +7,9 @@ Modules, one per family of position methods:
 - :mod:`posenc.absolute`: one-hot, sinusoidal and learned absolute encodings
 - :mod:`posenc.relative`: Shaw et al. embeddings, T5 buckets, ALiBi
 - :mod:`posenc.rotary`: rotary position embedding (RoPE)
+- :mod:`posenc.rope2d`: axial two-dimensional RoPE for grids of positions
+- :mod:`posenc.heads`: splitting features into attention heads and merging them back
+- :mod:`posenc.scaling`: stretching RoPE to longer contexts (PI, NTK, dynamic NTK, YaRN, Llama 3.1)
 - :mod:`posenc.plotting`: the book's figure helpers
 - :mod:`posenc.diagnostics`: checks that scores depend on positions only through offsets
 - :mod:`posenc.utils`: seeding and machine description
@@ -47,6 +50,7 @@ from .experiments import (
     train,
     train_or_load,
 )
+from .heads import merge_heads, split_heads
 from .multihead import POSITION_SCHEMES, MultiHeadSelfAttention
 from .plotting import heatmap, heatmaps, use_book_style
 from .relative import (
@@ -59,6 +63,7 @@ from .relative import (
     shaw_attention,
     t5_relative_position_bucket,
 )
+from .rope2d import apply_rope_2d, rope_matrix_2d
 from .rotary import (
     ROPE_LAYOUTS,
     RotaryEmbedding,
@@ -69,6 +74,13 @@ from .rotary import (
     rope_frequencies,
     rope_matrix,
     rotate_half,
+)
+from .scaling import (
+    dynamic_ntk_frequencies,
+    llama3_frequencies,
+    ntk_frequencies,
+    pi_frequencies,
+    yarn_frequencies,
 )
 from .utils import describe_machine, max_abs_diff, report, seed_everything
 
@@ -94,6 +106,7 @@ __all__ = [
     "alibi_bias",
     "alibi_slopes",
     "apply_rope",
+    "apply_rope_2d",
     "apply_rope_complex",
     "attention_entropy",
     "attention_weights",
@@ -102,6 +115,7 @@ __all__ = [
     "causal_mask",
     "clipped_relative_positions",
     "describe_machine",
+    "dynamic_ntk_frequencies",
     "evaluate",
     "evaluate_by_position",
     "exercises",
@@ -110,16 +124,21 @@ __all__ = [
     "heatmap",
     "heatmaps",
     "interleaved_to_half",
+    "llama3_frequencies",
     "make_batch",
     "markov_transitions",
     "max_abs_diff",
     "median_time",
+    "merge_heads",
+    "ntk_frequencies",
     "one_hot_encoding",
+    "pi_frequencies",
     "relative_positions",
     "relativity_gap",
     "report",
     "rope_frequencies",
     "rope_matrix",
+    "rope_matrix_2d",
     "rope_timings",
     "rotate_half",
     "scaled_dot_product_attention",
@@ -127,9 +146,11 @@ __all__ = [
     "shaw_attention",
     "sinusoidal_encoding",
     "sinusoidal_offset_matrix",
+    "split_heads",
     "t5_relative_position_bucket",
     "toeplitz_gap",
     "train",
     "train_or_load",
     "use_book_style",
+    "yarn_frequencies",
 ]
