@@ -30,6 +30,15 @@ from posenc.experiments import (
 SMALL = dict(dim=16, num_heads=2, num_layers=1, train_len=12, steps=4, batch_size=4)
 
 
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """These models are tiny: on a busy machine a second thread makes them 10-20 times slower."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def generator(seed=0):
     return torch.Generator().manual_seed(seed)
 

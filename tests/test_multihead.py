@@ -313,7 +313,7 @@ def _spread_out(x, positions, padding_seed):
 
 @pytest.mark.parametrize("position", POSITION_SCHEMES)
 @pytest.mark.parametrize("causal", [False, True])
-@SETTINGS
+@settings(max_examples=8, deadline=None)
 @given(
     gaps=st.lists(st.integers(1, 4), min_size=1, max_size=6),
     start=st.integers(0, 5),
@@ -354,7 +354,7 @@ def test_absolute_schemes_see_a_common_shift_of_positions(position):
 
 @pytest.mark.parametrize("position", POSITION_SCHEMES)
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("shift", [None, 0, 5])
+@pytest.mark.parametrize("shift", [None, 5])
 @pytest.mark.parametrize("with_mask", [False, True])
 def test_fused_path_equals_the_weights_path(position, causal, shift, with_mask):
     """need_weights=False (torch's fused attention, bias as attn_mask) computes the same output."""
