@@ -30,13 +30,14 @@ help:
 
 # ---- environment -----------------------------------------------------------------------------
 
-$(INSTALLED): requirements.txt requirements-nodeps.txt pyproject.toml
+$(INSTALLED): requirements.txt requirements-nodeps.txt pyproject.toml tools/pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), f"Python 3.11 is required, found {sys.version.split()[0]}"'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=24"
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps -r requirements-nodeps.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
+	$(BIN)/python -m pip install --quiet --no-deps -e tools
 	$(BIN)/python -c "import posenc; from d2l import torch as d2l; print('environment ready: posenc', posenc.__version__)"
 	touch $@
 
@@ -58,7 +59,7 @@ book: $(INSTALLED)
 # The student edition: solutions removed from the sources, then built like the book. The build
 # executes every student notebook top to bottom and fails if one raises.
 student: $(INSTALLED)
-	$(BIN)/python scripts/student_edition.py $(STUDENT_OUTPUT)
+	$(BIN)/python -m bookkit.student_edition $(STUDENT_OUTPUT)
 	@start=$$(date +%s); \
 	$(BIN)/jupyter-book build $(STUDENT_OUTPUT)/source --path-output $(STUDENT_OUTPUT) $(BUILD_FLAGS); \
 	echo "student edition built in $$(( $$(date +%s) - start )) s: site in $(STUDENT_OUTPUT)/_build/html, notebooks in $(STUDENT_OUTPUT)/notebooks"
@@ -104,7 +105,7 @@ bench: $(INSTALLED)
 	$(BIN)/python benchmarks/rope_speed.py
 
 fix-notebooks: $(INSTALLED)
-	$(BIN)/python scripts/notebook_hygiene.py --fix
+	$(BIN)/python -m bookkit.notebook_hygiene --fix
 
 clean:
 	rm -rf _build

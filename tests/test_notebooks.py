@@ -9,15 +9,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from bookkit import notebook_hygiene
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-import notebook_hygiene  # noqa: E402  (a script, not a package)
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 EXPECTED_BOOTSTRAP = notebook_hygiene.bootstrap_source()

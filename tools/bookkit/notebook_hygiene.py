@@ -7,8 +7,8 @@ Every notebook in ``notebooks/`` must
     outside this repository (Colab, a bare Jupyter) and does nothing here.
 
 Usage:
-    python scripts/notebook_hygiene.py          # report problems, exit 1 if any
-    python scripts/notebook_hygiene.py --fix    # strip outputs and (re)write the bootstrap cell
+    python -m bookkit.notebook_hygiene          # report problems, exit 1 if any
+    python -m bookkit.notebook_hygiene --fix    # strip outputs and (re)write the bootstrap cell
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # tools/bookkit/ -> the repository
 NOTEBOOKS = ROOT / "notebooks"
 BOOTSTRAP_TAG = "remove-cell"
 D2L_VERSION = "1.0.3"
