@@ -37,10 +37,11 @@ here: the family modules are an implementation detail and may be reorganised.
 """
 
 
-from .absolute import check_padded_positions, check_sinusoidal
+# In the book's order, which is the order of the API reference (autodoc_member_order: bysource).
+from .checking import CheckResult  # noqa: I001
 from .attention import check_attention
-from .checking import CheckResult
-from .relative import check_alibi_slopes, check_t5_bucket
+from .absolute import check_padded_positions, check_sinusoidal
+from .relative import check_t5_bucket, check_alibi_slopes
 from .rotary import check_apply_rope
 
 __all__ = [
