@@ -7,6 +7,7 @@
 #   make lab     JupyterLab on the notebooks, with the book's environment as kernel
 #   make bench   the RoPE timing table on this machine
 #   make student the student edition: the site and the notebooks without solutions (_build/student)
+#   make pdf     the PDF editions, full and student, printed from the built sites (_build/pdf)
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -23,10 +24,10 @@ STUDENT_OUTPUT := _build/student
 NOTEBOOK_BUDGET_SECONDS := 60
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help env book student test unit build-test student-test browser lab bench fix-notebooks clean
+.PHONY: help env book student test unit build-test student-test browser lab bench fix-notebooks clean pdf
 
 help:
-	@sed -n '3,11p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,12p' Makefile | sed 's/^# \{0,1\}//'
 
 # ---- environment -----------------------------------------------------------------------------
 
@@ -65,6 +66,20 @@ student: $(INSTALLED)
 	echo "student edition built in $$(( $$(date +%s) - start )) s: site in $(STUDENT_OUTPUT)/_build/html, notebooks in $(STUDENT_OUTPUT)/notebooks"
 	$(BIN)/python scripts/execution_report.py $(STUDENT_OUTPUT)/_build --budget $(NOTEBOOK_BUDGET_SECONDS) \
 		--notebooks $(STUDENT_OUTPUT)/source/notebooks
+
+# The PDF editions, printed by Chromium from the built sites (bookkit/pdf.py), then checked
+# (tests/test_pdf.py). A site that does not exist yet is built first (make book, make student).
+# CI passes the sites make test built: make pdf PDF_SITE=... STUDENT_SITE=...
+PDF_OUTPUT := _build/pdf
+PDF_SITE ?= _build/html
+STUDENT_SITE ?= $(STUDENT_OUTPUT)/_build/html
+
+pdf: $(INSTALLED) $(BROWSER)
+	@if [ ! -f $(PDF_SITE)/index.html ]; then $(MAKE) --no-print-directory book; fi
+	@if [ ! -f $(STUDENT_SITE)/index.html ]; then $(MAKE) --no-print-directory student; fi
+	$(BIN)/python -m bookkit.pdf $(PDF_SITE) $(PDF_OUTPUT)/position-in-attention.pdf --edition full
+	$(BIN)/python -m bookkit.pdf $(STUDENT_SITE) $(PDF_OUTPUT)/position-in-attention-student.pdf --edition student
+	PDF_DIR=$(PDF_OUTPUT) $(BIN)/python -m pytest tests/test_pdf.py
 
 # ---- tests -------------------------------------------------------------------------------------
 
