@@ -8,6 +8,7 @@
 #   make bench   the RoPE timing table on this machine
 #   make student the student edition: the site and the notebooks without solutions (_build/student)
 #   make pdf     the PDF editions, full and student, printed from the built sites (_build/pdf)
+#   make assignments  an nbgrader course from the chapters' coding exercises (_build/assignments)
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -24,10 +25,10 @@ STUDENT_OUTPUT := _build/student
 NOTEBOOK_BUDGET_SECONDS := 60
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help env book student test unit build-test student-test browser lab bench fix-notebooks clean pdf
+.PHONY: help env book student test unit build-test student-test browser lab bench fix-notebooks clean pdf assignments
 
 help:
-	@sed -n '3,12p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,13p' Makefile | sed 's/^# \{0,1\}//'
 
 # ---- environment -----------------------------------------------------------------------------
 
@@ -80,6 +81,30 @@ pdf: $(INSTALLED) $(BROWSER)
 	$(BIN)/python -m bookkit.pdf $(PDF_SITE) $(PDF_OUTPUT)/position-in-attention.pdf --edition full
 	$(BIN)/python -m bookkit.pdf $(STUDENT_SITE) $(PDF_OUTPUT)/position-in-attention-student.pdf --edition student
 	PDF_DIR=$(PDF_OUTPUT) $(BIN)/python -m pytest tests/test_pdf.py
+
+# nbgrader lives in its own environment (requirements-nbgrader.txt); the notebooks run with the
+# book's Python through a kernel spec in the course directory (JUPYTER_PATH). The generated course
+# is then graded end to end by tests/test_assignments.py (a solved and a mistaken submission).
+NBGRADER_VENV := .venv-nbgrader
+NBGRADER_INSTALLED := $(NBGRADER_VENV)/.installed
+ASSIGNMENTS_OUTPUT := _build/assignments
+COURSE := $(ASSIGNMENTS_OUTPUT)/course
+
+$(NBGRADER_INSTALLED): requirements-nbgrader.txt
+	$(PYTHON) -m venv $(NBGRADER_VENV)
+	$(NBGRADER_VENV)/bin/python -m pip install --quiet --upgrade "pip>=24"
+	$(NBGRADER_VENV)/bin/python -m pip install --quiet -r requirements-nbgrader.txt
+	touch $@
+
+assignments: $(INSTALLED) $(NBGRADER_INSTALLED)
+	@start=$$(date +%s); \
+	$(BIN)/python -m bookkit.assignments $(COURSE) --kernel-python $(BIN)/python; \
+	for assignment in $$(cat $(COURSE)/assignments.txt); do \
+		(cd $(COURSE) && PATH=$(CURDIR)/$(NBGRADER_VENV)/bin:$$PATH JUPYTER_PATH=$(CURDIR)/$(COURSE)/jupyter \
+			nbgrader generate_assignment $$assignment --force --log-level=WARN); \
+	done; \
+	echo "nbgrader course in $(COURSE): student versions in $(COURSE)/release, in $$(( $$(date +%s) - start )) s"
+	COURSE_DIR=$(COURSE) NBGRADER=$(NBGRADER_VENV)/bin/nbgrader $(BIN)/python -m pytest tests/test_assignments.py
 
 # ---- tests -------------------------------------------------------------------------------------
 

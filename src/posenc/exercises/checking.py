@@ -71,15 +71,30 @@ class CheckResult:
         feedback: specific messages. On failure: what was wrong, on which input, and a hint.
             On success: what was verified (and possibly notes, e.g. on precision).
         cases: number of hidden cases run.
+        failed: number of those cases that failed.
     """
 
     exercise: str
     passed: bool
     feedback: tuple[str, ...]
     cases: int
+    failed: int = 0
 
     def __bool__(self) -> bool:
         return self.passed
+
+    @property
+    def score(self) -> float:
+        """The share of hidden cases passed: 1.0 exactly when the check passed, else below 1.
+
+        An autograder can give it as partial credit (the nbgrader assignments of the book do).
+        A failed check that counted no failed case (the function was not implemented yet) scores 0.
+        """
+        if self.passed:
+            return 1.0
+        if self.cases == 0 or self.failed == 0:
+            return 0.0
+        return (self.cases - self.failed) / self.cases
 
     def __str__(self) -> str:
         if self.passed:
@@ -212,7 +227,7 @@ class _Session:
         if len(messages) > _MAX_MESSAGES:
             shown.append(f"... and {len(messages) - _MAX_MESSAGES} more kinds of problem: fix the ones above first")
         shown.append(f"failed {self.failed_cases} of {self.cases} hidden cases")
-        return CheckResult(self.exercise, False, (*shown, *self.notes.values()), self.cases)
+        return CheckResult(self.exercise, False, (*shown, *self.notes.values()), self.cases, self.failed_cases)
 
 
 def _run_checker(exercise: str, fn: Callable[..., Any], body: Callable[[_Session], list[str]]) -> CheckResult:
