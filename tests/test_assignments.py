@@ -1,7 +1,8 @@
 """The nbgrader course (``make assignments``): generated from the chapters, and graded end to end.
 
-Runs when ``COURSE_DIR`` names the course ``make assignments`` generated and ``NBGRADER`` its
-nbgrader command (the target sets both); otherwise skipped. The round trip autogrades, in a copy
+The nbgrader steps run when ``COURSE_DIR`` names the course ``make assignments`` generated and
+``NBGRADER`` its nbgrader command (the target sets both); ``make unit`` checks only the generated
+sources. The round trip autogrades, in a copy
 of the course, two submissions of the sinusoidal chapter: one made from the book's solutions
 (full marks) and one with a typical mistake, the ``base`` argument ignored (partial marks, and
 the checker's diagnosis in the feedback the student receives).
@@ -18,7 +19,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from bookkit import exercise_catalog as catalog
-from bookkit.assignments import POINTS
+from bookkit.assignments import POINTS, build_course
 
 ROOT = Path(__file__).resolve().parent.parent
 COURSE_DIR = os.environ.get("COURSE_DIR")
@@ -26,7 +27,17 @@ NBGRADER = os.environ.get("NBGRADER")
 ROUND_TRIP = "03_sinusoidal"
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 
-pytestmark = pytest.mark.skipif(COURSE_DIR is None or NBGRADER is None, reason="run through make assignments")
+needs_nbgrader = pytest.mark.skipif(COURSE_DIR is None or NBGRADER is None, reason="run through make assignments")
+
+
+@pytest.fixture(scope="module")
+def source_course(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The course ``make assignments`` generated or, in ``make unit``, its sources written here."""
+    if COURSE_DIR:
+        return Path(COURSE_DIR)
+    course = tmp_path_factory.mktemp("sources") / "course"
+    build_course(course)
+    return course
 
 
 def _graded_exercises() -> dict[str, list[catalog.Exercise]]:
@@ -56,8 +67,8 @@ def _nbgrader(course: Path, *args: str) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_every_checked_exercise_is_an_answer_and_a_test_worth_its_difficulty() -> None:
-    course = Path(COURSE_DIR or "")
+def test_every_checked_exercise_is_an_answer_and_a_test_worth_its_difficulty(source_course: Path) -> None:
+    course = source_course
     expected = _graded_exercises()
     assert sorted(path.name for path in (course / "source").iterdir()) == sorted(expected)
     for name, exercises in expected.items():
@@ -73,6 +84,7 @@ def test_every_checked_exercise_is_an_answer_and_a_test_worth_its_difficulty() -
             assert test.metadata.nbgrader.locked
 
 
+@needs_nbgrader
 def test_student_versions_have_no_solution() -> None:
     course = Path(COURSE_DIR or "")
     for name in _graded_exercises():
@@ -134,12 +146,14 @@ def _scores(course: Path) -> dict[str, tuple[float, float]]:
         }
 
 
+@needs_nbgrader
 def test_the_books_solutions_get_full_marks(graded: Path) -> None:
     score, max_score = _scores(graded)["solved"]
     assert max_score == sum(POINTS[e.difficulty or 2] for e in _graded_exercises()[ROUND_TRIP])
     assert score == max_score
 
 
+@needs_nbgrader
 def test_a_typical_mistake_gets_partial_marks_and_the_checkers_diagnosis(graded: Path) -> None:
     score, max_score = _scores(graded)["mistaken"]
     assert 0 < score < max_score

@@ -85,7 +85,7 @@ class CheckResult:
 
     @property
     def score(self) -> float:
-        """The share of hidden cases passed: 1.0 exactly when the check passed, else below 1.
+        """Share of the hidden cases passed, 1.0 exactly when the check passed and below 1 otherwise.
 
         An autograder can give it as partial credit (the nbgrader assignments of the book do).
         A failed check that counted no failed case (the function was not implemented yet) scores 0.
