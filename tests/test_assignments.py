@@ -10,10 +10,12 @@ the checker's diagnosis in the feedback the student receives).
 
 from __future__ import annotations
 
+import ast
 import csv
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
@@ -101,7 +103,19 @@ def test_student_versions_have_no_solution() -> None:
         assert "{solution-start}" not in text and "{solution}" not in text
 
 
-def _submission(course: Path, student: str, *, mistake: tuple[str, str] | None = None) -> None:
+def _base_ignored(answer: str) -> str:
+    """A typical mistake added to the book's answer: the table is always built for base 10000.
+
+    Written as a wrapper, so it does not depend on how the chapter's solution is worded.
+    """
+    name = next(node.name for node in ast.parse(answer).body if isinstance(node, ast.FunctionDef))
+    return (
+        f"{answer}\n\n\n_book_answer = {name}\n\n\n"
+        f"def {name}(seq_len, dim, base=10000.0):\n    return _book_answer(seq_len, dim)\n"
+    )
+
+
+def _submission(course: Path, student: str, *, mistake: Callable[[str], str] | None = None) -> None:
     """The released notebook with every answer taken from the book (optionally with a mistake)."""
     source = nbformat.read(course / "source" / ROUND_TRIP / f"{ROUND_TRIP}.ipynb", as_version=4)
     answers = {
@@ -116,8 +130,7 @@ def _submission(course: Path, student: str, *, mistake: tuple[str, str] | None =
         if grade_id in answers:
             cell.source = answers[grade_id]
             if mistake:
-                assert mistake[0] in cell.source, "the mistake must change the book's answer"
-                cell.source = cell.source.replace(*mistake)
+                cell.source = mistake(cell.source)
     target = course / "submitted" / student / ROUND_TRIP / f"{ROUND_TRIP}.ipynb"
     target.parent.mkdir(parents=True)
     nbformat.write(released, target)
@@ -130,8 +143,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     skipped = shutil.ignore_patterns("submitted", "autograded", "feedback")
     shutil.copytree(Path(COURSE_DIR or ""), course, ignore=skipped)
     _submission(course, "solved")
-    # A typical mistake: the table is always built for base 10000, whatever base is asked for.
-    _submission(course, "mistaken", mistake=("base**exponent", "10000.0**exponent"))
+    _submission(course, "mistaken", mistake=_base_ignored)
     _nbgrader(course, "autograde", ROUND_TRIP, "--create")
     _nbgrader(course, "generate_feedback", ROUND_TRIP)
     _nbgrader(course, "export", "--to", str(course / "grades.csv"))
