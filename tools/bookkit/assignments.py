@@ -248,7 +248,7 @@ def main() -> int:
     write_kernel(args.course.resolve(), args.kernel_python.absolute())
     for name, graded in assignments.items():
         points = sum(exercise.points for exercise in graded)
-        print(f"{name}: {', '.join(exercise.label for exercise in graded)} ({points} points)")
+        print(f"{name}: {', '.join(exercise.label for exercise in graded)} ({points} point{'s' * (points != 1)})")
     (args.course / "assignments.txt").write_text(" ".join(assignments) + "\n", encoding="utf-8")
     return 0
 
