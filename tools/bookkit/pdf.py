@@ -51,7 +51,8 @@ SOLUTIONS_HEADING = "Solutions to the exercises"
 MARGINS = {"top": "16mm", "bottom": "18mm", "left": "15mm", "right": "15mm"}
 
 # Print styles on top of the theme's: only the article, full width; code wraps instead of being
-# cut at the margin; figures and headings are not split from what follows.
+# cut at the margin; figures and headings are not split from what follows; chapter numbers shown;
+# links within the site (their targets are not in the PDF) read as plain text.
 PRINT_CSS = """
 .bd-header, .bd-header-article, .bd-sidebar-primary, .bd-sidebar-secondary, .bd-footer,
 .bd-footer-article, .bd-footer-content, .prev-next-footer, .headerlink, .toggle-button,
@@ -62,6 +63,7 @@ PRINT_CSS = """
 pre, .highlight pre { white-space: pre-wrap !important; overflow-wrap: anywhere; overflow: visible !important; }
 img, figure, .cell_output, .cell_input { break-inside: avoid; }
 h1 .section-number { display: inline !important; }
+a:not([href]) { color: inherit !important; text-decoration: none !important; }
 h1, h2, h3, h4, .admonition-title { break-after: avoid; }
 mjx-container[display="true"] { overflow: visible !important; }
 .pdf-solutions { break-before: page; }
