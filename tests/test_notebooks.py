@@ -119,3 +119,34 @@ def test_seeded_and_offline(path: Path) -> None:
     assert "seed_everything(" in code, f"{path.name} does not seed its random generators"
     for download in ("urlretrieve", "requests.get", "d2l.download", "torch.hub", "from_pretrained"):
         assert download not in code, f"{path.name} downloads at run time ({download})"
+
+
+# A line of Markdown that starts with ">", "+", "-" or "*" becomes a quote or a list item even
+# inside $...$, which leaves the formula as raw TeX on the page: no wrapped formula may do that.
+_BLOCK_START = re.compile(r"^\s*(?:>|[-+*]\s)")
+
+
+def _math_wrapped_block_starts(markdown: str) -> list[str]:
+    offenders = []
+    for cell_text in markdown.split("\n\n"):
+        open_dollars = 0
+        for line in cell_text.splitlines():
+            if open_dollars % 2 and _BLOCK_START.match(line):
+                offenders.append(line.strip())
+            open_dollars += len(re.findall(r"(?<![\\$])\$(?!\$)", line))
+    return offenders
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+def test_no_inline_formula_is_broken_by_a_line_start(path: Path) -> None:
+    offenders = [
+        line for cell in _cells(path) if cell["cell_type"] == "markdown"
+        for line in _math_wrapped_block_starts("".join(cell["source"]))
+    ]
+    assert not offenders, f"{path.name}: reflow so these lines do not start inside a formula: {offenders}"
+
+
+def test_the_line_start_check_catches_a_wrapped_inequality() -> None:
+    assert _math_wrapped_block_starts("weights: $a^\\top b\n> 0$ makes") == ["> 0$ makes"]
+    assert _math_wrapped_block_starts("$a$ and\n> a quote") == []
+    assert _math_wrapped_block_starts("$$\nx\n- y\n$$") == []
