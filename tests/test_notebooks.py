@@ -18,7 +18,7 @@ from bookkit import notebook_hygiene
 ROOT = Path(__file__).resolve().parent.parent
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-EXPECTED_BOOTSTRAP = notebook_hygiene.bootstrap_source()
+FULL_BOOTSTRAP = notebook_hygiene.bootstrap_source()
 
 
 def _cells(path: Path) -> list[dict]:
@@ -39,7 +39,16 @@ def test_there_are_chapters() -> None:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
 def test_committed_clean_with_bootstrap_cell(path: Path) -> None:
-    assert notebook_hygiene.problems(path, EXPECTED_BOOTSTRAP) == []
+    assert notebook_hygiene.problems(path) == []
+
+
+def test_only_chapters_that_import_d2l_install_it() -> None:
+    with_d2l = [path.name for path in NOTEBOOKS if notebook_hygiene.imports_d2l(path)]
+    assert with_d2l, "no chapter imports d2l any more: drop it from the bootstrap and requirements-nodeps.txt"
+    for path in NOTEBOOKS:
+        first = "".join(_cells(path)[0]["source"])
+        assert ('find_spec("d2l")' in first) == (path.name in with_d2l), path.name
+    assert 'find_spec("d2l")' not in notebook_hygiene.bootstrap_source(d2l=False)
 
 
 def test_every_notebook_is_in_the_table_of_contents() -> None:
@@ -62,7 +71,7 @@ def _run_bootstrap(monkeypatch: pytest.MonkeyPatch, missing: set[str]) -> list[t
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *args: None if name in missing else real_find_spec(name, *args)
     )
-    python = TransformerManager().transform_cell(EXPECTED_BOOTSTRAP)
+    python = TransformerManager().transform_cell(FULL_BOOTSTRAP)
     exec(compile(python, "<bootstrap>", "exec"), {"get_ipython": FakeShell})
     return calls
 
