@@ -16,8 +16,10 @@ from posenc import (
     T5RelativePositionBias,
     alibi_bias,
     alibi_slopes,
+    causal_mask,
     clipped_relative_positions,
     relative_positions,
+    scaled_dot_product_attention,
     shaw_attention,
     t5_relative_position_bucket,
 )
@@ -380,3 +382,59 @@ def test_shaw_rejects_wrong_embedding_shapes():
         shaw_attention(q, randn(5, 3, seed=1), v, good_key)
     with pytest.raises(ValueError, match="k and v"):
         shaw_attention(q, k, randn(4, 2, seed=2), good_key)
+
+
+# --------------------------------------------------------------------------- cached decoding
+
+
+@SETTINGS
+@given(lq=lengths, lk=lengths, offset=st.integers(-20, 20))
+def test_query_offset_moves_the_queries(lq, lk, offset):
+    # Independent formula: query r sits at position offset + r, key j at j.
+    expected = torch.tensor([[j - (offset + r) for j in range(lk)] for r in range(lq)])
+    torch.testing.assert_close(relative_positions(lq, lk, query_offset=offset), expected)
+    torch.testing.assert_close(
+        clipped_relative_positions(lq, lk, max_distance=3, query_offset=offset), expected.clamp(-3, 3)
+    )
+
+
+@pytest.mark.parametrize("new_tokens", [1, 3])
+def test_cached_decoding_reproduces_the_last_rows_of_the_full_bias(new_tokens):
+    # Decoding the last `new_tokens` tokens against a cache of all 9 keys must give the same bias as
+    # the last rows of the full 9 x 9 computation: query_offset = Lk - Lq aligns the queries.
+    length, offset = 9, 9 - new_tokens
+    t5 = T5RelativePositionBias(4, num_buckets=8, max_distance=6, bidirectional=False)
+    shaw = RelativePositionEmbedding(3, 5)
+    pairs = [
+        (alibi_bias(4, new_tokens, length, query_offset=offset), alibi_bias(4, length)[:, offset:]),
+        (t5(new_tokens, length, query_offset=offset), t5(length)[:, offset:]),
+        (shaw(new_tokens, length, query_offset=offset), shaw(length)[offset:]),
+    ]
+    for cached, full in pairs:
+        torch.testing.assert_close(cached, full, rtol=0, atol=0)
+    # Without the offset, the newest query is treated as position 0: the newest keys get the
+    # largest ALiBi penalty, the opposite of what the model was trained with.
+    misaligned = alibi_bias(4, 1, length)[:, 0]
+    assert bool((misaligned[:, -1] < misaligned[:, 0]).all())
+
+
+def test_cached_decoding_attention_output_equals_full_causal_attention():
+    # End to end with T5's bias: the last query attending over a cache of all keys, with the
+    # offset, produces the same output as the last row of full causal attention.
+    q, k, v = (randn(2, 4, 7, 8, seed=s) for s in (60, 61, 62))
+    t5 = T5RelativePositionBias(4, num_buckets=8, max_distance=6, bidirectional=False).double()
+    full, _ = scaled_dot_product_attention(q, k, v, mask=causal_mask(7), bias=t5(7))
+    last, _ = scaled_dot_product_attention(q[..., -1:, :], k, v, bias=t5(1, 7, query_offset=6))
+    torch.testing.assert_close(last, full[..., -1:, :], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("offset", [1.5, "3", True, None])
+def test_rejects_non_integer_query_offset(offset):
+    for call in (
+        lambda: relative_positions(2, 3, query_offset=offset),
+        lambda: alibi_bias(2, 2, 3, query_offset=offset),
+        lambda: T5RelativePositionBias(2)(2, 3, query_offset=offset),
+        lambda: RelativePositionEmbedding(2, 4)(2, 3, query_offset=offset),
+    ):
+        with pytest.raises(TypeError, match="query_offset must be an integer"):
+            call()

@@ -334,15 +334,17 @@ def test_rotary_module_equals_apply_rope(lead, seq_len, dim, layout, seed):
     torch.testing.assert_close(module(x, real_positions), apply_rope(x, real_positions, layout=layout), rtol=0, atol=0)
 
 
-def test_rotary_module_float64_input():
-    # The cos/sin cache is kept in float32 (the book's convention: float64 angles, float32
-    # values), so float64 inputs agree with apply_rope to float32 precision of cos and sin.
+def test_rotary_module_float64_input_is_as_exact_as_apply_rope():
+    # The cos/sin cache is float64, so the module's precision does not depend on whether the
+    # positions are integers (read from the cache) or reals (computed directly).
     module = RotaryEmbedding(16)
     x = randn(3, 12, 16, seed=3)
-    out = module(x)
+    positions = torch.arange(5000, 5012)
+    out = module(x, positions)
     assert out.dtype == torch.float64
-    torch.testing.assert_close(out, apply_rope(x), rtol=0, atol=1e-6)
-    torch.testing.assert_close(out.norm(dim=-1), x.norm(dim=-1), rtol=1e-6, atol=0)
+    torch.testing.assert_close(out, apply_rope(x, positions), rtol=0, atol=1e-13)
+    torch.testing.assert_close(out, module(x, positions.double()), rtol=0, atol=1e-13)
+    torch.testing.assert_close(out.norm(dim=-1), x.norm(dim=-1), rtol=1e-13, atol=0)
 
 
 def test_rotary_module_grows_cache_on_demand_and_keeps_it_out_of_state_dict():
@@ -458,3 +460,141 @@ def test_rejects_bad_types_and_shapes():
         rope_matrix(True, 4)
     with pytest.raises(ValueError, match="initial_len"):
         RotaryEmbedding(4, initial_len=0)
+
+
+# --------------------------------------------------------------------------- given frequencies
+
+
+def loop_rope_with_frequencies(x, positions, frequencies, layout="interleaved"):
+    """RoPE one pair at a time with arbitrary frequencies: pair l of a token at position m turns by
+    m * frequencies[l]. ``positions`` is one list per leading index of ``x`` (or one shared list)."""
+    x = np.asarray(x, dtype=np.float64)
+    out = np.empty_like(x)
+    d = x.shape[-1]
+    for index in np.ndindex(*x.shape[:-1]):
+        row = positions[index[0]] if isinstance(positions[0], list) else positions
+        m = float(row[index[-1]])
+        for pair, theta in enumerate(frequencies):
+            a_idx, b_idx = (2 * pair, 2 * pair + 1) if layout == "interleaved" else (pair, pair + d // 2)
+            a, b = x[index + (a_idx,)], x[index + (b_idx,)]
+            out[index + (a_idx,)] = a * math.cos(m * theta) - b * math.sin(m * theta)
+            out[index + (b_idx,)] = a * math.sin(m * theta) + b * math.cos(m * theta)
+    return torch.from_numpy(out)
+
+
+def rope_forms(layout):
+    """The three implementations that take ``frequencies=``, as functions of (x, positions, **kw)."""
+    forms = [
+        lambda x, p, **kw: apply_rope(x, p, layout=layout, **kw),
+        lambda x, p, **kw: RotaryEmbedding(x.shape[-1], layout=layout, initial_len=4, **kw)(x, p),
+    ]
+    if layout == "interleaved":
+        forms.append(lambda x, p, **kw: apply_rope_complex(x, p, **kw))
+    return forms
+
+
+@SETTINGS
+@given(seq_len=st.integers(1, 6), dim=even_dims, layout=layouts, seed=seeds)
+def test_given_frequencies_rotate_each_pair_by_position_times_frequency(seq_len, dim, layout, seed):
+    generator = torch.Generator().manual_seed(seed)
+    frequencies = torch.rand(dim // 2, generator=generator, dtype=torch.float64) * 3
+    positions = torch.randint(-100, 100, (seq_len,), generator=generator)
+    x = randn(2, seq_len, dim, seed=seed, dtype=torch.float64)
+    expected = loop_rope_with_frequencies(x, positions.tolist(), frequencies.tolist(), layout)
+    for form in rope_forms(layout):
+        torch.testing.assert_close(form(x, positions, frequencies=frequencies), expected, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("layout", ROPE_LAYOUTS)
+def test_default_frequencies_equal_the_base_ladder(layout):
+    x = randn(3, 7, 16, seed=50, dtype=torch.float64)
+    positions = torch.arange(7) * 11
+    for form in rope_forms(layout):
+        torch.testing.assert_close(
+            form(x, positions, frequencies=rope_frequencies(16, 500.0)), form(x, positions, base=500.0), rtol=0, atol=0
+        )
+
+
+@pytest.mark.parametrize("layout", ROPE_LAYOUTS)
+def test_dividing_frequencies_equals_dividing_positions(layout):
+    # Position interpolation in two equivalent forms: angle m * (theta / s) = (m / s) * theta.
+    x = randn(2, 9, 32, seed=51, dtype=torch.float64)
+    positions, scale = torch.arange(9) * 100, 4.0
+    for form in rope_forms(layout):
+        torch.testing.assert_close(
+            form(x, positions, frequencies=rope_frequencies(32) / scale), form(x, positions.double() / scale)
+        )
+
+
+@pytest.mark.parametrize(
+    ("frequencies", "error", "match"),
+    [
+        (torch.ones(3, dtype=torch.float64), ValueError, r"shape \(dim/2,\) = \(4,\)"),
+        (torch.ones(2, 4), ValueError, "shape"),
+        (torch.ones(4, dtype=torch.long), TypeError, "floating"),
+        (torch.tensor([1.0, float("inf"), 0.1, 0.01]), ValueError, "finite"),
+        ([1.0, 0.1, 0.01, 0.001], TypeError, "frequencies"),
+    ],
+)
+def test_rejects_bad_frequencies(frequencies, error, match):
+    x = torch.zeros(3, 8)
+    for call in (
+        lambda: apply_rope(x, frequencies=frequencies),
+        lambda: apply_rope_complex(x, frequencies=frequencies),
+        lambda: RotaryEmbedding(8, frequencies=frequencies),
+    ):
+        with pytest.raises(error, match=match):
+            call()
+
+
+def test_rejects_base_and_frequencies_together():
+    frequencies = rope_frequencies(8)
+    with pytest.raises(ValueError, match="either base or frequencies"):
+        apply_rope(torch.zeros(3, 8), base=500.0, frequencies=frequencies)
+    with pytest.raises(ValueError, match="either base or frequencies"):
+        RotaryEmbedding(8, base=500.0, frequencies=frequencies)
+
+
+def test_rotary_module_keeps_frequencies_out_of_state_dict():
+    rope = RotaryEmbedding(8, frequencies=rope_frequencies(8) / 2)
+    assert rope.state_dict() == {}
+    torch.testing.assert_close(rope.frequencies, rope_frequencies(8) / 2)
+
+
+# --------------------------------------------------------------------------- per-sample positions
+
+
+@SETTINGS
+@given(batch=st.integers(1, 3), heads=st.integers(1, 3), seq_len=st.integers(1, 6), layout=layouts, seed=seeds)
+def test_per_sample_positions_rotate_each_sequence_to_its_own_row(batch, heads, seq_len, layout, seed):
+    generator = torch.Generator().manual_seed(seed)
+    positions = torch.randint(-30, 300, (batch, seq_len), generator=generator)
+    x = randn(batch, heads, seq_len, 8, seed=seed, dtype=torch.float64)
+    expected = loop_rope_with_frequencies(x, positions.tolist(), rope_frequencies(8).tolist(), layout)
+    without_heads = x[:, 0]
+    for form in rope_forms(layout):
+        torch.testing.assert_close(form(x, positions), expected, rtol=1e-9, atol=1e-9)
+        torch.testing.assert_close(form(without_heads, positions), expected[:, 0], rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("layout", ROPE_LAYOUTS)
+def test_left_padding_with_per_sample_positions_keeps_scores_of_real_tokens(layout):
+    # Two copies of one sequence, the second left-padded by 3 tokens: with positions counted from
+    # each sequence's first real token, the real tokens' scores are identical.
+    q, k = randn(1, 5, 8, seed=52, dtype=torch.float64), randn(1, 5, 8, seed=53, dtype=torch.float64)
+    pad = torch.zeros(1, 3, 8, dtype=torch.float64)
+    qs = torch.cat((torch.cat((q, pad), 1), torch.cat((pad, q), 1)))
+    ks = torch.cat((torch.cat((k, pad), 1), torch.cat((pad, k), 1)))
+    positions = torch.stack((torch.arange(8), torch.arange(8) - 3)).clamp(min=0)
+    scores = apply_rope(qs, positions, layout=layout) @ apply_rope(ks, positions, layout=layout).transpose(-2, -1)
+    torch.testing.assert_close(scores[0, :5, :5], scores[1, 3:, 3:], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("rope", [apply_rope, apply_rope_complex, RotaryEmbedding(4)])
+def test_rejects_per_sample_positions_that_do_not_match(rope):
+    with pytest.raises(ValueError, match=r"\(B, L\)"):
+        rope(torch.zeros(2, 3, 4), torch.zeros(3, 3, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"\(B, L\)"):
+        rope(torch.zeros(2, 1, 3, 4), torch.zeros(2, 4, dtype=torch.long))
+    with pytest.raises(ValueError, match="positions"):
+        rope(torch.zeros(2, 3, 4), torch.zeros(2, 3, 1, dtype=torch.long))

@@ -9,6 +9,7 @@ Modules, one per family of position methods:
 - :mod:`posenc.rotary`: rotary position embedding (RoPE)
 - :mod:`posenc.scaling`: stretching RoPE to longer contexts (PI, NTK, dynamic NTK, YaRN, Llama 3.1)
 - :mod:`posenc.plotting`: the book's figure helpers
+- :mod:`posenc.diagnostics`: checks that scores depend on positions only through offsets
 - :mod:`posenc.utils`: seeding and machine description
 - :mod:`posenc.benchmark`: timings of the RoPE implementations
 - :mod:`posenc.exercises`: auto-checkers for the coding exercises, with diagnostic feedback
@@ -27,6 +28,7 @@ from .absolute import (
 )
 from .attention import attention_weights, causal_mask, scaled_dot_product_attention
 from .benchmark import Timing, format_timings, median_time, rope_timings
+from .diagnostics import relativity_gap, toeplitz_gap
 from .multihead import POSITION_SCHEMES, MultiHeadSelfAttention
 from .plotting import heatmap, heatmaps, use_book_style
 from .relative import (
@@ -93,6 +95,7 @@ __all__ = [
     "one_hot_encoding",
     "pi_frequencies",
     "relative_positions",
+    "relativity_gap",
     "report",
     "rope_frequencies",
     "rope_matrix",
@@ -104,6 +107,7 @@ __all__ = [
     "sinusoidal_encoding",
     "sinusoidal_offset_matrix",
     "t5_relative_position_bucket",
+    "toeplitz_gap",
     "use_book_style",
     "yarn_frequencies",
 ]

@@ -26,9 +26,13 @@ def frequencies(dim: int, base: float) -> torch.Tensor:
 
 
 def angles(positions: torch.Tensor, dim: int, base: float) -> torch.Tensor:
-    """Return the float64 angle table ``positions[:, None] * theta[None, :]`` of shape ``(n, dim/2)``."""
-    theta = frequencies(dim, base).to(positions.device)
-    return positions.to(torch.float64)[:, None] * theta[None, :]
+    """Return the float64 angle table ``positions[..., None] * theta`` of shape ``(..., dim/2)``."""
+    return angles_from_frequencies(positions, frequencies(dim, base))
+
+
+def angles_from_frequencies(positions: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
+    """Return the float64 angle table ``positions[..., None] * theta`` for given frequencies."""
+    return positions.to(torch.float64)[..., None] * theta.to(positions.device, torch.float64)
 
 
 def block_diagonal(blocks: torch.Tensor) -> torch.Tensor:

@@ -31,31 +31,42 @@ __all__ = [
 ]
 
 
-def relative_positions(q_len: int, k_len: int | None = None) -> torch.Tensor:
-    """Matrix of relative positions ``R[i, j] = j - i`` (key position minus query position).
+def relative_positions(q_len: int, k_len: int | None = None, *, query_offset: int = 0) -> torch.Tensor:
+    """Matrix of relative positions ``R[r, j] = j - i_r`` (key position minus query position).
+
+    Keys sit at positions ``0, ..., Lk - 1`` and query number ``r`` at ``i_r = query_offset + r``.
+    The default aligns the first query with the first key (self-attention over one sequence). In
+    cached decoding the new queries are the *last* tokens: with ``Lq`` new queries and ``Lk``
+    cached keys, pass ``query_offset=Lk - Lq``, or the newest keys get the largest distances.
 
     Args:
         q_len: number of queries ``Lq`` (>= 1).
         k_len: number of keys ``Lk`` (>= 1); defaults to ``q_len``.
+        query_offset: position of the first query (an integer, may be negative).
 
     Returns:
         ``(Lq, Lk)`` integer (``torch.long``) tensor.
 
     Raises:
         ValueError: if a length is < 1.
+        TypeError: if ``query_offset`` is not an integer.
     """
     q_len = check_int("q_len", q_len, minimum=1)
     k_len = q_len if k_len is None else check_int("k_len", k_len, minimum=1)
-    return torch.arange(k_len)[None, :] - torch.arange(q_len)[:, None]
+    query_offset = check_int("query_offset", query_offset)
+    return torch.arange(k_len)[None, :] - (query_offset + torch.arange(q_len))[:, None]
 
 
-def clipped_relative_positions(q_len: int, k_len: int | None = None, *, max_distance: int) -> torch.Tensor:
+def clipped_relative_positions(
+    q_len: int, k_len: int | None = None, *, max_distance: int, query_offset: int = 0
+) -> torch.Tensor:
     """Relative positions ``j - i`` clipped to ``[-max_distance, max_distance]`` (Shaw et al., 2018).
 
     Args:
         q_len: number of queries ``Lq`` (>= 1).
         k_len: number of keys ``Lk`` (>= 1); defaults to ``q_len``.
         max_distance: clipping distance ``k`` (>= 0); beyond it all distances look alike.
+        query_offset: position of the first query, as in :func:`relative_positions`.
 
     Returns:
         ``(Lq, Lk)`` integer tensor with values in ``[-max_distance, max_distance]``.
@@ -64,7 +75,7 @@ def clipped_relative_positions(q_len: int, k_len: int | None = None, *, max_dist
         ValueError: if a length is < 1 or ``max_distance < 0``.
     """
     max_distance = check_int("max_distance", max_distance, minimum=0)
-    return relative_positions(q_len, k_len).clamp(-max_distance, max_distance)
+    return relative_positions(q_len, k_len, query_offset=query_offset).clamp(-max_distance, max_distance)
 
 
 class RelativePositionEmbedding(nn.Module):
@@ -78,7 +89,8 @@ class RelativePositionEmbedding(nn.Module):
         dim: vector size, normally the head dimension ``d`` (>= 1).
 
     Shapes:
-        ``forward(q_len, k_len)`` -> ``(Lq, Lk, d)``.
+        ``forward(q_len, k_len, *, query_offset=0)`` -> ``(Lq, Lk, d)``; ``query_offset`` as in
+        :func:`relative_positions`.
 
     Raises:
         ValueError: if ``max_distance < 0`` or ``dim < 1``.
@@ -91,9 +103,9 @@ class RelativePositionEmbedding(nn.Module):
         self.embedding = nn.Embedding(2 * max_distance + 1, dim)
         nn.init.normal_(self.embedding.weight, std=dim**-0.5)
 
-    def forward(self, q_len: int, k_len: int | None = None) -> torch.Tensor:
+    def forward(self, q_len: int, k_len: int | None = None, *, query_offset: int = 0) -> torch.Tensor:
         """Return the ``(Lq, Lk, d)`` tensor of relative vectors ``w[clip(j - i)]``."""
-        index = clipped_relative_positions(q_len, k_len, max_distance=self.max_distance)
+        index = clipped_relative_positions(q_len, k_len, max_distance=self.max_distance, query_offset=query_offset)
         return self.embedding(index.to(self.embedding.weight.device) + self.max_distance)
 
 
@@ -217,7 +229,8 @@ class T5RelativePositionBias(nn.Module):
         bidirectional: True for encoders, False for causal decoders.
 
     Shapes:
-        ``forward(q_len, k_len)`` -> ``(h, Lq, Lk)``.
+        ``forward(q_len, k_len, *, query_offset=0)`` -> ``(h, Lq, Lk)``; ``query_offset`` as in
+        :func:`relative_positions`.
 
     Raises:
         ValueError: if ``num_heads < 1`` or the bucket arguments are out of range.
@@ -234,10 +247,10 @@ class T5RelativePositionBias(nn.Module):
         self.bidirectional = bidirectional
         self.embedding = nn.Embedding(num_buckets, num_heads)
 
-    def forward(self, q_len: int, k_len: int | None = None) -> torch.Tensor:
+    def forward(self, q_len: int, k_len: int | None = None, *, query_offset: int = 0) -> torch.Tensor:
         """Return the ``(h, Lq, Lk)`` bias."""
         buckets = t5_relative_position_bucket(
-            relative_positions(q_len, k_len),
+            relative_positions(q_len, k_len, query_offset=query_offset),
             bidirectional=self.bidirectional,
             num_buckets=self.num_buckets,
             max_distance=self.max_distance,
@@ -274,7 +287,7 @@ def alibi_slopes(num_heads: int) -> torch.Tensor:
     return torch.tensor(slopes, dtype=torch.float32)
 
 
-def alibi_bias(num_heads: int, q_len: int, k_len: int | None = None) -> torch.Tensor:
+def alibi_bias(num_heads: int, q_len: int, k_len: int | None = None, *, query_offset: int = 0) -> torch.Tensor:
     r"""ALiBi's linear distance penalty ``-m_h |j - i|`` for every head, query and key.
 
     In a causal model (keys ``j <= i``) this is the paper's bias :math:`m_h (j - i)`; for
@@ -284,6 +297,8 @@ def alibi_bias(num_heads: int, q_len: int, k_len: int | None = None) -> torch.Te
         num_heads: number of heads ``h`` (>= 1).
         q_len: number of queries ``Lq`` (>= 1).
         k_len: number of keys ``Lk`` (>= 1); defaults to ``q_len``.
+        query_offset: position of the first query, as in :func:`relative_positions`
+            (``Lk - Lq`` in cached decoding).
 
     Returns:
         ``(h, Lq, Lk)`` float32 tensor, to be added to the scaled scores.
@@ -291,5 +306,5 @@ def alibi_bias(num_heads: int, q_len: int, k_len: int | None = None) -> torch.Te
     Raises:
         ValueError: if ``num_heads`` or a length is < 1.
     """
-    distance = relative_positions(q_len, k_len).abs().float()
+    distance = relative_positions(q_len, k_len, query_offset=query_offset).abs().float()
     return -alibi_slopes(num_heads)[:, None, None] * distance

@@ -55,8 +55,10 @@ __all__ = [
 ROPE_LAYOUTS = ("interleaved", "half")
 """Pairings of coordinates understood by :func:`apply_rope`."""
 
+DEFAULT_BASE = 10000.0
 
-def rope_frequencies(dim: int, base: float = 10000.0) -> torch.Tensor:
+
+def rope_frequencies(dim: int, base: float = DEFAULT_BASE) -> torch.Tensor:
     r"""Rotation frequencies :math:`\theta_k = b^{-2k/d}` for :math:`k = 0, \dots, d/2 - 1`.
 
     Args:
@@ -114,6 +116,51 @@ def _check_rope_input(x: object) -> tuple[torch.Tensor, int, int]:
     return x, x.shape[-2], x.shape[-1]
 
 
+def _resolve_frequencies(frequencies: torch.Tensor | None, dim: int, base: float) -> torch.Tensor:
+    """The ``(d/2,)`` float64 frequencies: ``rope_frequencies(dim, base)`` or the checked ``frequencies``."""
+    base = check_positive_float("base", base)
+    if frequencies is None:
+        return _angles.frequencies(dim, base)
+    if base != DEFAULT_BASE:
+        raise ValueError(
+            f"give either base or frequencies, not both: got base={base} and a frequencies tensor "
+            "(the frequencies already fix every angle)"
+        )
+    frequencies = check_tensor("frequencies", frequencies)
+    if not frequencies.is_floating_point():
+        raise TypeError(f"frequencies must be a floating-point tensor, got dtype {frequencies.dtype}")
+    if frequencies.shape != (dim // 2,):
+        raise ValueError(
+            f"frequencies must have shape (dim/2,) = ({dim // 2},) for dim={dim}, "
+            f"got shape {tuple(frequencies.shape)}"
+        )
+    if not bool(torch.isfinite(frequencies).all()):
+        raise ValueError("frequencies must be finite")
+    return frequencies.to(torch.float64)
+
+
+def _resolve_positions(positions: torch.Tensor | None, x: torch.Tensor) -> torch.Tensor:
+    """Positions of ``x`` (``(..., L, d)``): ``arange(L)``, a checked ``(L,)`` or a per-sample ``(B, L)``."""
+    seq_len = x.shape[-2]
+    if positions is None or not isinstance(positions, torch.Tensor) or positions.dim() != 2:
+        return resolve_positions(positions, seq_len, device=x.device)
+    if positions.dtype == torch.bool or positions.is_complex():
+        raise TypeError(f"positions must hold integers or real numbers, got dtype {positions.dtype}")
+    if x.dim() < 3 or positions.shape != (x.shape[0], seq_len):
+        raise ValueError(
+            "per-sample positions of shape (B, L) need x of shape (B, L, d) or (B, h, L, d) with the "
+            f"same B and L, got positions of shape {tuple(positions.shape)} and x of shape {tuple(x.shape)}"
+        )
+    return positions.to(x.device)
+
+
+def _broadcast_to_input(table: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """Give a per-sample ``(B, L, d/2)`` table singleton axes for the middle dimensions of ``x``."""
+    if table.dim() == 3:
+        return table.view(table.shape[0], *([1] * (x.dim() - 3)), *table.shape[1:])
+    return table
+
+
 def _compute_dtype(x: torch.Tensor) -> torch.dtype:
     # Half-precision inputs are rotated in float32 and cast back: cos and sin of large angles
     # cannot be represented well enough in 16 bits.
@@ -145,8 +192,9 @@ def apply_rope(
     x: torch.Tensor,
     positions: torch.Tensor | None = None,
     *,
-    base: float = 10000.0,
+    base: float = DEFAULT_BASE,
     layout: str = "interleaved",
+    frequencies: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Rotate every token of ``x`` to its position: ``x[..., m, :] -> R_m x[..., m, :]``.
 
@@ -156,30 +204,38 @@ def apply_rope(
 
     Args:
         x: ``(..., L, d)`` queries or keys; ``d`` even.
-        positions: optional 1-D tensor of ``L`` positions (integers or reals); default
-            ``arange(L)``.
-        base: frequency base (> 0).
+        positions: optional positions (integers or reals), default ``arange(L)``: either ``(L,)``,
+            shared by every sequence, or ``(B, L)``, one row per sequence (packed sequences, left
+            padding), in which case ``x`` is ``(B, L, d)`` or ``(B, h, L, d)``.
+        base: frequency base (> 0); leave it at its default when giving ``frequencies``.
         layout: ``"interleaved"`` (pairs ``(2k, 2k+1)``) or ``"half"`` (pairs ``(k, k+d/2)``).
+        frequencies: optional ``(d/2,)`` frequencies used instead of ``rope_frequencies(d, base)``,
+            e.g. a scaled set for context extension.
 
     Returns:
         Tensor of the same shape and dtype as ``x``.
 
     Raises:
-        TypeError: if ``x`` is not a floating tensor.
-        ValueError: if ``d`` is odd, ``positions`` is not 1-D of length ``L``, ``layout`` is
-            unknown or ``base <= 0``.
+        TypeError: if ``x`` or ``frequencies`` is not a floating tensor.
+        ValueError: if ``d`` is odd, ``positions`` is neither ``(L,)`` nor ``(B, L)`` matching ``x``,
+            ``layout`` is unknown, ``base <= 0``, ``frequencies`` is not finite of shape ``(d/2,)``,
+            or both ``base`` and ``frequencies`` are given.
     """
-    x, seq_len, dim = _check_rope_input(x)
+    x, _, dim = _check_rope_input(x)
     layout = check_choice("layout", layout, ROPE_LAYOUTS)
-    base = check_positive_float("base", base)
-    positions = resolve_positions(positions, seq_len, device=x.device)
-    phase = _angles.angles(positions, dim, base)
+    theta = _resolve_frequencies(frequencies, dim, base)
+    positions = _resolve_positions(positions, x)
+    phase = _broadcast_to_input(_angles.angles_from_frequencies(positions, theta), x)
     dtype = _compute_dtype(x)
     return _rotate(x.to(dtype), phase.cos().to(dtype), phase.sin().to(dtype), layout).to(x.dtype)
 
 
 def apply_rope_complex(
-    x: torch.Tensor, positions: torch.Tensor | None = None, *, base: float = 10000.0
+    x: torch.Tensor,
+    positions: torch.Tensor | None = None,
+    *,
+    base: float = DEFAULT_BASE,
+    frequencies: torch.Tensor | None = None,
 ) -> torch.Tensor:
     r"""RoPE through complex numbers, interleaved layout.
 
@@ -188,20 +244,21 @@ def apply_rope_complex(
 
     Args:
         x: ``(..., L, d)``; ``d`` even.
-        positions: optional 1-D tensor of ``L`` positions; default ``arange(L)``.
-        base: frequency base (> 0).
+        positions: optional ``(L,)`` or per-sample ``(B, L)`` positions, as in :func:`apply_rope`.
+        base: frequency base (> 0); leave it at its default when giving ``frequencies``.
+        frequencies: optional ``(d/2,)`` frequencies used instead of ``rope_frequencies(d, base)``.
 
     Returns:
         Tensor of the same shape and dtype as ``x``, equal to ``apply_rope(x, positions, base=base)``.
 
     Raises:
-        TypeError: if ``x`` is not a floating tensor.
-        ValueError: if ``d`` is odd, ``positions`` has the wrong shape or ``base <= 0``.
+        TypeError: if ``x`` or ``frequencies`` is not a floating tensor.
+        ValueError: as :func:`apply_rope`.
     """
-    x, seq_len, dim = _check_rope_input(x)
-    base = check_positive_float("base", base)
-    positions = resolve_positions(positions, seq_len, device=x.device)
-    phase = _angles.angles(positions, dim, base)
+    x, _, dim = _check_rope_input(x)
+    theta = _resolve_frequencies(frequencies, dim, base)
+    positions = _resolve_positions(positions, x)
+    phase = _broadcast_to_input(_angles.angles_from_frequencies(positions, theta), x)
     dtype = _compute_dtype(x)
     pairs = _complex_pairs(x.to(dtype))
     rotations = torch.polar(torch.ones_like(phase), phase).to(pairs.dtype)
@@ -269,69 +326,88 @@ def half_to_interleaved(x: torch.Tensor) -> torch.Tensor:
 class RotaryEmbedding(nn.Module):
     """RoPE as a module, with a cos/sin cache that grows on demand.
 
-    The cache holds ``cos(m theta_k)`` and ``sin(m theta_k)`` for ``m < cached_len`` as
-    non-persistent buffers: they move with the module between devices but are not saved in a
-    ``state_dict``. Asking for a larger integer position recomputes the cache (at least doubling
-    it); real-valued positions (e.g. interpolated ones) and negative ones are computed directly.
+    The cache holds ``cos(m theta_k)`` and ``sin(m theta_k)`` for ``m < cached_len`` in float64
+    (float32 on Apple's MPS, which has no float64), as non-persistent buffers: they move with the
+    module between devices but are not saved in a ``state_dict``. Asking for a larger integer
+    position recomputes the cache (at least doubling it); real-valued positions (e.g.
+    interpolated ones) and negative ones are computed directly.
 
     Args:
         dim: rotated dimension ``d`` (even), usually the head dimension.
-        base: frequency base (> 0).
+        base: frequency base (> 0); leave it at its default when giving ``frequencies``.
         layout: ``"interleaved"`` or ``"half"``.
         initial_len: number of positions cached up front (>= 1).
+        frequencies: optional ``(d/2,)`` frequencies used instead of ``rope_frequencies(d, base)``
+            (kept as the non-persistent float64 buffer ``frequencies``).
 
     Shapes:
-        ``forward(x, positions=None)``: ``x`` of shape ``(..., L, d)`` -> same shape and dtype.
+        ``forward(x, positions=None)``: ``x`` of shape ``(..., L, d)`` -> same shape and dtype;
+        ``positions`` is ``(L,)`` or per-sample ``(B, L)`` as in :func:`apply_rope`.
 
     Raises:
-        ValueError: if ``dim`` is odd, ``base <= 0``, ``layout`` is unknown or ``initial_len < 1``.
+        TypeError: if ``frequencies`` is not a floating tensor.
+        ValueError: if ``dim`` is odd, ``base <= 0``, ``layout`` is unknown, ``initial_len < 1``,
+            ``frequencies`` is not finite of shape ``(d/2,)``, or both ``base`` and ``frequencies``
+            are given.
     """
 
     cos: torch.Tensor
     sin: torch.Tensor
+    frequencies: torch.Tensor
 
     def __init__(
-        self, dim: int, base: float = 10000.0, layout: str = "interleaved", initial_len: int = 2048
+        self,
+        dim: int,
+        base: float = DEFAULT_BASE,
+        layout: str = "interleaved",
+        initial_len: int = 2048,
+        *,
+        frequencies: torch.Tensor | None = None,
     ) -> None:
         super().__init__()
         self.dim = check_even("dim", dim)
         self.base = check_positive_float("base", base)
         self.layout = check_choice("layout", layout, ROPE_LAYOUTS)
         initial_len = check_int("initial_len", initial_len, minimum=1)
+        self.register_buffer("frequencies", _resolve_frequencies(frequencies, self.dim, base), persistent=False)
         self.register_buffer("cos", torch.empty(0), persistent=False)
         self.register_buffer("sin", torch.empty(0), persistent=False)
-        self._build_cache(initial_len, device=None)
+        self._build_cache(initial_len)
 
     @property
     def cached_len(self) -> int:
         """Number of positions whose cos/sin are cached."""
         return self.cos.shape[0]
 
-    def _build_cache(self, length: int, device: torch.device | None) -> None:
-        phase = _angles.angles(torch.arange(length), self.dim, self.base)
-        self.cos = phase.cos().to(device=device, dtype=torch.float32)
-        self.sin = phase.sin().to(device=device, dtype=torch.float32)
+    def _build_cache(self, length: int) -> None:
+        positions = torch.arange(length, device=self.frequencies.device)
+        phase = _angles.angles_from_frequencies(positions, self.frequencies)
+        # float64 wherever the device has it, so that the module is as exact as apply_rope for
+        # every input dtype; Apple's MPS has no float64, and there float32 is the best on offer.
+        dtype = torch.float32 if phase.device.type == "mps" else torch.float64
+        self.cos = phase.cos().to(dtype)
+        self.sin = phase.sin().to(dtype)
 
     def _cos_sin(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         if positions.is_floating_point() or (positions.numel() and int(positions.min()) < 0):
-            phase = _angles.angles(positions, self.dim, self.base)
+            phase = _angles.angles_from_frequencies(positions, self.frequencies)
             return phase.cos(), phase.sin()
         needed = int(positions.max()) + 1 if positions.numel() else 0
         if needed > self.cached_len:
-            self._build_cache(max(needed, 2 * self.cached_len), device=self.cos.device)
+            self._build_cache(max(needed, 2 * self.cached_len))
         return self.cos[positions], self.sin[positions]
 
     def forward(self, x: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
         """Rotate ``x`` (``(..., L, d)``) to ``positions`` (default ``arange(L)``).
 
         Raises:
-            ValueError: if the last dimension of ``x`` is not ``dim`` or ``positions`` does not
-                have length ``L``.
+            ValueError: if the last dimension of ``x`` is not ``dim`` or ``positions`` is neither
+                ``(L,)`` nor ``(B, L)`` matching ``x``.
         """
-        x, seq_len, dim = _check_rope_input(x)
+        x, _, dim = _check_rope_input(x)
         if dim != self.dim:
             raise ValueError(f"x must have last dimension dim={self.dim}, got shape {tuple(x.shape)}")
-        positions = resolve_positions(positions, seq_len, device=self.cos.device)
-        cos, sin = self._cos_sin(positions)
+        positions = _resolve_positions(positions, x).to(self.cos.device)
+        cos, sin = (_broadcast_to_input(table, x) for table in self._cos_sin(positions))
         dtype = _compute_dtype(x)
         return _rotate(x.to(dtype), cos.to(x.device, dtype), sin.to(x.device, dtype), self.layout).to(x.dtype)
