@@ -12,7 +12,8 @@ One parser serves three users:
 Conventions the chapters follow (``tests/test_notebooks.py`` checks them):
 
 - an exercise is a fenced ``{exercise}`` directive with a ``:label:`` and a line
-  ``*Kind: proof.*`` (kinds: proof, code, find-the-bug, conceptual, joined by "and");
+  ``*Kind: proof · Difficulty: ★★*`` (kinds: proof, code, find-the-bug, conceptual, joined by
+  "and"; difficulty one to three stars, see :data:`DIFFICULTIES`);
 - a solution is a fenced ``{solution}`` directive, or a gated one: a ``{solution-start}`` block,
   the solution's cells, then a ``{solution-end}`` block; every code cell of a gated solution is
   tagged ``solution``;
@@ -33,6 +34,14 @@ import nbformat
 import yaml
 
 KINDS = ("proof", "code", "find-the-bug", "conceptual")
+#: Difficulty levels, by number of stars.
+DIFFICULTIES = {
+    1: "routine: applies the chapter directly",
+    2: "needs thought: combines ideas or adds a step the chapter did not take",
+    3: "hard or open-ended: a new argument, or an experiment to design",
+}
+#: Practice time of an exercise relative to a two-star one of the same kind.
+DIFFICULTY_TIME_FACTOR = {1: 0.5, 2: 1.0, 3: 2.0}
 SOLUTION_TAG = "solution"
 STARTER_TAG = "exercise-starter"
 
@@ -42,7 +51,9 @@ CODE_LINES_PER_MINUTE = 8
 MINUTES_PER_EXERCISE = {"proof": 30, "code": 25, "find-the-bug": 20, "conceptual": 15}
 
 _FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|:{3,})\{(?P<name>[\w-]+)\}[ \t]*(?P<argument>.*)$")
-_KIND = re.compile(r"^\*Kind: (?P<kinds>[^*]+?)\.?\*\s*$")
+_KIND = re.compile(
+    r"^\*Kind: (?P<kinds>[^*·]+?)\.?(?:\s*·\s*Difficulty:\s*(?P<stars>★{1,3})\.?)?\*\s*$"
+)
 _CHECKER_CALL = re.compile(r"\b(check_\w+)\(")
 _DISPLAY_MATH = re.compile(r"\$\$.*?\$\$", re.DOTALL)
 
@@ -60,6 +71,11 @@ class Exercise:
     title: str
     kinds: tuple[str, ...]
     checkers: tuple[str, ...]
+    difficulty: int | None = None
+
+    @property
+    def stars(self) -> str:
+        return "★" * self.difficulty if self.difficulty else "–"
 
 
 @dataclass(frozen=True)
@@ -77,7 +93,11 @@ class Chapter:
 
     def suggested_minutes(self) -> int:
         reading = self.prose_words / PROSE_WORDS_PER_MINUTE + self.code_lines / CODE_LINES_PER_MINUTE
-        practice = sum(MINUTES_PER_EXERCISE[kind] for exercise in self.exercises for kind in exercise.kinds)
+        practice = sum(
+            MINUTES_PER_EXERCISE[kind] * DIFFICULTY_TIME_FACTOR[exercise.difficulty or 2]
+            for exercise in self.exercises
+            for kind in exercise.kinds
+        )
         return 5 * math.ceil((reading + practice) / 5)
 
 
@@ -116,7 +136,8 @@ def _option(body: Sequence[str], name: str) -> str | None:
     return None
 
 
-def _kinds(body: Sequence[str], label: str) -> tuple[str, ...]:
+def _kinds(body: Sequence[str], label: str) -> tuple[tuple[str, ...], int | None]:
+    """The kinds and the difficulty (number of stars, None if not given) of an exercise."""
     for line in body:
         match = _KIND.match(line.strip())
         if match:
@@ -124,7 +145,7 @@ def _kinds(body: Sequence[str], label: str) -> tuple[str, ...]:
             unknown = [kind for kind in kinds if kind not in KINDS]
             if unknown:
                 raise CatalogError(f"exercise {label}: unknown kind(s) {unknown}, expected some of {KINDS}")
-            return kinds
+            return kinds, len(match["stars"]) if match["stars"] else None
     raise CatalogError(f"exercise {label} has no '*Kind: ...*' line (kinds: {', '.join(KINDS)})")
 
 
@@ -160,8 +181,9 @@ def read_chapter(path: Path, docname: str) -> Chapter:
                     label = _option(body, "label")
                     if not label:
                         raise CatalogError(f"{docname}: exercise {argument!r} has no :label:")
+                    kinds, difficulty = _kinds(body, label)
                     exercises.append(
-                        {"label": label, "title": argument, "kinds": _kinds(body, label), "checkers": []}
+                        {"label": label, "title": argument, "kinds": kinds, "difficulty": difficulty, "checkers": []}
                     )
             if not in_exercises:
                 prose_words += len(_DISPLAY_MATH.sub(" ", cell.source).split())
@@ -176,7 +198,14 @@ def read_chapter(path: Path, docname: str) -> Chapter:
         docname=docname,
         title=_title(notebook),
         exercises=tuple(
-            Exercise(docname, entry["label"], entry["title"], entry["kinds"], tuple(dict.fromkeys(entry["checkers"])))
+            Exercise(
+                docname,
+                entry["label"],
+                entry["title"],
+                entry["kinds"],
+                tuple(dict.fromkeys(entry["checkers"])),
+                entry["difficulty"],
+            )
             for entry in exercises
         ),
         prose_words=prose_words,
@@ -283,18 +312,28 @@ def exercise_index_markdown(chapters: Sequence[Chapter]) -> str:
     counts = ", ".join(
         f"{sum(chapter.count(kind) for chapter in chapters)} {kind}" for kind in KINDS
     )
+    by_difficulty = ", ".join(
+        f"{sum(exercise.difficulty == stars for chapter in chapters for exercise in chapter.exercises)} "
+        f"{'★' * stars}"
+        for stars in DIFFICULTIES
+    )
+    legend = "; ".join(f"{'★' * stars} {meaning}" for stars, meaning in DIFFICULTIES.items())
     parts = [
         f"The book has {total} exercises in {len(chapters)} chapters. By kind: {counts} "
-        "(an exercise of two kinds is counted under both)."
+        f"(an exercise of two kinds is counted under both). By difficulty: {by_difficulty} "
+        f"({legend})."
     ]
     for number, chapter in enumerate(chapters, start=1):
         parts.append(f"**Chapter {number}. {{doc}}`/{chapter.docname}`**")
-        rows = ["| Exercise | Label | Title | Kind | Auto-check |", "| --- | --- | --- | --- | --- |"]
+        rows = [
+            "| Exercise | Label | Title | Kind | Difficulty | Auto-check |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
         for exercise in chapter.exercises:
             checkers = ", ".join(f"`{name}`" for name in exercise.checkers) or "–"
             rows.append(
                 f"| {{ref}}`{exercise.label}` | `{exercise.label}` | {exercise.title} | "
-                f"{_kind_text(exercise.kinds)} | {checkers} |"
+                f"{_kind_text(exercise.kinds)} | {exercise.stars} | {checkers} |"
             )
         parts.append("\n".join(rows))
     return "\n\n".join(parts)
@@ -306,18 +345,25 @@ def study_plan_markdown(chapters: Sequence[Chapter]) -> str:
         f"Suggested times follow one rule: prose at {PROSE_WORDS_PER_MINUTE} words per minute, code at "
         f"{CODE_LINES_PER_MINUTE} lines per minute, and per exercise "
         + ", ".join(f"{minutes} min for {kind}" for kind, minutes in MINUTES_PER_EXERCISE.items())
+        + " at two stars, "
+        + ", ".join(f"×{factor:g} at {'★' * stars}" for stars, factor in DIFFICULTY_TIME_FACTOR.items() if stars != 2)
         + " (an exercise of two kinds counts both), rounded up to 5 minutes. Treat them as a "
         "starting point for planning, not as a measurement."
     )
-    rows = ["| Chapter | Prose (words) | Code (lines) | Exercises | Suggested time |", "| --- " * 5 + "|"]
+    rows = [
+        "| Chapter | Prose (words) | Code (lines) | Exercises | Difficulty | Suggested time |",
+        "| --- " * 6 + "|",
+    ]
     minutes = [chapter.suggested_minutes() for chapter in chapters]
     for number, (chapter, chapter_minutes) in enumerate(zip(chapters, minutes, strict=True), start=1):
         exercises = ", ".join(f"{chapter.count(kind)} {kind}" for kind in KINDS if chapter.count(kind))
+        levels = [exercise.difficulty for exercise in chapter.exercises]
+        difficulty = ", ".join(f"{levels.count(stars)} {'★' * stars}" for stars in DIFFICULTIES if stars in levels)
         rows.append(
             f"| {number}. {{doc}}`/{chapter.docname}` | {chapter.prose_words:,} | {chapter.code_lines} | "
-            f"{exercises} | {_hours(chapter_minutes)} |"
+            f"{exercises} | {difficulty or '–'} | {_hours(chapter_minutes)} |"
         )
-    rows.append(f"| **Whole book** | | | | **{_hours(sum(minutes))}** |")
+    rows.append(f"| **Whole book** | | | | | **{_hours(sum(minutes))}** |")
     return rule + "\n\n" + "\n".join(rows)
 
 

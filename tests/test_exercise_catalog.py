@@ -113,6 +113,35 @@ def test_an_exercise_without_kind_is_reported(tmp_path: Path) -> None:
         catalog.read_chapter(path, "chapter")
 
 
+@pytest.mark.parametrize(
+    ("kind_line", "kinds", "difficulty"),
+    [
+        ("*Kind: proof.*", ("proof",), None),
+        ("*Kind: code · Difficulty: ★*", ("code",), 1),
+        ("*Kind: proof and code · Difficulty: ★★.*", ("proof", "code"), 2),
+        ("*Kind: find-the-bug. · Difficulty: ★★★*", ("find-the-bug",), 3),
+    ],
+)
+def test_kind_and_difficulty_are_read(tmp_path: Path, kind_line: str, kinds: tuple[str, ...], difficulty: int) -> None:
+    path = tmp_path / "chapter.ipynb"
+    chapter = f"# A chapter\n\n## Exercises\n\n```{{exercise}} T\n:label: ex-b-1\n\n{kind_line}\n\nDo it.\n```"
+    nbformat.write(_notebook([("markdown", chapter, [])]), path)
+    (exercise,) = catalog.read_chapter(path, "chapter").exercises
+    assert (exercise.kinds, exercise.difficulty) == (kinds, difficulty)
+
+
+def test_difficulty_weighs_the_suggested_time() -> None:
+    def chapter(*levels: int) -> catalog.Chapter:
+        exercises = tuple(catalog.Exercise("c", f"ex-{n}", "T", ("code",), (), level) for n, level in enumerate(levels))
+        return catalog.Chapter("c", "C", exercises, prose_words=0, code_lines=0)
+
+    code = catalog.MINUTES_PER_EXERCISE["code"]
+    assert chapter(2).suggested_minutes() == 5 * -(-code // 5)
+    assert chapter(1, 1).suggested_minutes() == chapter(2).suggested_minutes()
+    assert chapter(3).suggested_minutes() == chapter(2, 2).suggested_minutes()
+    assert "1 ★, 1 ★★★" in catalog.study_plan_markdown([chapter(1, 3)])
+
+
 def test_the_student_configuration_names_the_edition_and_drops_launch_buttons() -> None:
     config = student_edition.student_config((ROOT / "_config.yml").read_text(encoding="utf-8"))
     assert "(student edition)" in config

@@ -62,7 +62,7 @@ def relativity_gap(
 
     Args:
         encode: ``encode(x, positions)`` maps ``(..., L, d)`` vectors and ``(L,)`` positions to
-            encoded vectors of shape ``(..., L, d')``, e.g. :func:`posenc.apply_rope`.
+            encoded vectors of shape ``(..., L, d')``, e.g. :func:`posenc.rotary.apply_rope`.
         queries: ``(..., L, d)`` floating tensor.
         keys: ``(..., L, d)`` floating tensor of the same shape.
         positions: ``(L,)`` positions; default ``arange(L)``.

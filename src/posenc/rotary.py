@@ -56,6 +56,7 @@ ROPE_LAYOUTS = ("interleaved", "half")
 """Pairings of coordinates understood by :func:`apply_rope`."""
 
 DEFAULT_BASE = 10000.0
+"""Frequency base ``b`` of RoFormer, the default of every function here."""
 
 
 def rope_frequencies(dim: int, base: float = DEFAULT_BASE) -> torch.Tensor:
