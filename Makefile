@@ -5,7 +5,7 @@
 #                every notebook executed in a fresh kernel and warnings as errors, the per-notebook
 #                time budget, and a real-browser check of the built site
 #   make lab     JupyterLab on the notebooks, with the book's environment as kernel
-#   make bench   the RoPE timing table on this machine
+#   make bench   the RoPE timing table and the attention layer's training-path speed on this machine
 #   make student the student edition: the site and the notebooks without solutions (_build/student)
 
 SHELL := /bin/bash
@@ -21,6 +21,13 @@ BUILD_FLAGS := -W -n --keep-going
 TEST_OUTPUT := _build/test
 STUDENT_OUTPUT := _build/student
 NOTEBOOK_BUDGET_SECONDS := 60
+# The training chapter (Part V) trains its models in the build and has its own budget.
+TRAINING_BUDGET := --notebook-budget 08_trained_extrapolation.ipynb=240
+# Trained weights (posenc.train_or_load): chapter 9 reuses chapter 8's models. Each build keeps
+# them inside its output, so a clean build starts without any and `make clean` removes them.
+MODEL_CACHE ?= _build/posenc-cache
+# A progress bar writes to stderr, and any stderr output fails a build.
+BUILD_ENV = POSENC_PROGRESS=0 POSENC_CACHE_DIR=$(abspath $(MODEL_CACHE))
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: help env book student test unit build-test student-test browser lab bench fix-notebooks clean
@@ -51,19 +58,19 @@ $(BROWSER):
 
 book: $(INSTALLED)
 	@start=$$(date +%s); \
-	$(BIN)/jupyter-book build . $(BUILD_FLAGS); \
+	$(BUILD_ENV) $(BIN)/jupyter-book build . $(BUILD_FLAGS); \
 	echo "book built in $$(( $$(date +%s) - start )) s"
-	$(BIN)/python scripts/execution_report.py _build --budget $(NOTEBOOK_BUDGET_SECONDS)
+	$(BIN)/python scripts/execution_report.py _build --budget $(NOTEBOOK_BUDGET_SECONDS) $(TRAINING_BUDGET)
 
 # The student edition: solutions removed from the sources, then built like the book. The build
 # executes every student notebook top to bottom and fails if one raises.
 student: $(INSTALLED)
 	$(BIN)/python scripts/student_edition.py $(STUDENT_OUTPUT)
 	@start=$$(date +%s); \
-	$(BIN)/jupyter-book build $(STUDENT_OUTPUT)/source --path-output $(STUDENT_OUTPUT) $(BUILD_FLAGS); \
+	$(BUILD_ENV) $(BIN)/jupyter-book build $(STUDENT_OUTPUT)/source --path-output $(STUDENT_OUTPUT) $(BUILD_FLAGS); \
 	echo "student edition built in $$(( $$(date +%s) - start )) s: site in $(STUDENT_OUTPUT)/_build/html, notebooks in $(STUDENT_OUTPUT)/notebooks"
 	$(BIN)/python scripts/execution_report.py $(STUDENT_OUTPUT)/_build --budget $(NOTEBOOK_BUDGET_SECONDS) \
-		--notebooks $(STUDENT_OUTPUT)/source/notebooks
+		$(TRAINING_BUDGET) --notebooks $(STUDENT_OUTPUT)/source/notebooks
 
 # ---- tests -------------------------------------------------------------------------------------
 
@@ -75,23 +82,26 @@ unit: $(INSTALLED)
 	$(BIN)/mypy
 	$(BIN)/python -m pytest tests -m "not browser"
 
-# A clean build: an empty execution cache, so every notebook runs top to bottom in a fresh kernel.
+# A clean build: an empty execution cache and no trained weights, so every notebook runs top to
+# bottom in a fresh kernel and chapter 8 trains its models.
+build-test: MODEL_CACHE = $(TEST_OUTPUT)/posenc-cache
 build-test: $(INSTALLED)
 	rm -rf $(TEST_OUTPUT)
 	@start=$$(date +%s); \
-	$(BIN)/jupyter-book build . --path-output $(TEST_OUTPUT) $(BUILD_FLAGS); \
+	$(BUILD_ENV) $(BIN)/jupyter-book build . --path-output $(TEST_OUTPUT) $(BUILD_FLAGS); \
 	echo "clean build took $$(( $$(date +%s) - start )) s"
-	$(BIN)/python scripts/execution_report.py $(TEST_OUTPUT)/_build --budget $(NOTEBOOK_BUDGET_SECONDS)
+	$(BIN)/python scripts/execution_report.py $(TEST_OUTPUT)/_build --budget $(NOTEBOOK_BUDGET_SECONDS) $(TRAINING_BUDGET)
 	SITE_DIR=$(TEST_OUTPUT)/_build/html $(BIN)/python -m pytest tests/test_reference_pages.py
 
 browser: $(INSTALLED) $(BROWSER)
 	SITE_DIR=$(TEST_OUTPUT)/_build/html SCREENSHOT_DIR=$(TEST_OUTPUT)/screenshots \
 		$(BIN)/python -m pytest tests/browser -m browser
 
-# The student edition from scratch, then the check that its pages hold no solution text.
+# The student edition from scratch (reusing the weights trained by build-test), then the check
+# that its pages hold no solution text.
 student-test: $(INSTALLED)
 	rm -rf $(STUDENT_OUTPUT)
-	$(MAKE) --no-print-directory student
+	$(MAKE) --no-print-directory student MODEL_CACHE=$(TEST_OUTPUT)/posenc-cache
 	STUDENT_DIR=$(STUDENT_OUTPUT) $(BIN)/python -m pytest tests/test_exercise_catalog.py
 
 # ---- working on the book -----------------------------------------------------------------------
@@ -102,6 +112,8 @@ lab: $(INSTALLED)
 
 bench: $(INSTALLED)
 	$(BIN)/python benchmarks/rope_speed.py
+	@echo
+	$(BIN)/python benchmarks/attention_speed.py
 
 fix-notebooks: $(INSTALLED)
 	$(BIN)/python scripts/notebook_hygiene.py --fix

@@ -294,3 +294,132 @@ def test_rejects_odd_dimension_for_pair_based_schemes():
     with pytest.raises(ValueError, match="dim"):
         MultiHeadSelfAttention(6, 2, position="rope")
     MultiHeadSelfAttention(6, 3, position="rope")  # head_dim 2 is fine
+
+
+# --------------------------------------------------------------------------- positions= and need_weights=
+
+
+def _spread_out(x, positions, padding_seed):
+    """Put the tokens of ``x`` at the indices ``positions`` of a longer sequence of padding tokens,
+    and build the mask that hides the padding keys: an independent way to place tokens at
+    arbitrary (increasing, integer) positions with nothing but the default ``arange`` positions."""
+    length = int(positions.max()) + 1
+    spread = randn(x.shape[0], length, x.shape[-1], seed=padding_seed)
+    spread[:, positions] = x
+    real = torch.zeros(length, dtype=torch.bool)
+    real[positions] = True
+    return spread, real.expand(length, length)
+
+
+@pytest.mark.parametrize("position", POSITION_SCHEMES)
+@pytest.mark.parametrize("causal", [False, True])
+@SETTINGS
+@given(
+    gaps=st.lists(st.integers(1, 4), min_size=1, max_size=6),
+    start=st.integers(0, 5),
+    seed=seeds,
+)
+def test_positions_place_tokens_where_an_explicit_layout_would(position, causal, gaps, start, seed):
+    """``positions=p`` must equal running the tokens spread out at the indices ``p`` of a longer
+    sequence whose other tokens are masked out: the absolute schemes read the table at ``p``,
+    the relative ones see the offsets of ``p`` (not of ``0..L-1``)."""
+    positions = start + torch.cumsum(torch.tensor([0] + gaps), 0)
+    module = make_module(position, max_len=64)
+    x = randn(2, len(positions), EMBED_DIM, seed=seed)
+    output, weights = module(x, causal=causal, positions=positions)
+    spread, mask = _spread_out(x, positions, seed + 1)
+    expected_output, expected_weights = module(spread, mask, causal=causal)
+    tolerance = TOLERANCE.get(position, EXACT)
+    torch.testing.assert_close(output, expected_output[:, positions], **tolerance)
+    torch.testing.assert_close(weights, expected_weights[..., positions, :][..., positions], **tolerance)
+
+
+@pytest.mark.parametrize("position", RELATIVE_SCHEMES)
+def test_relative_schemes_ignore_a_common_shift_of_positions(position):
+    module = make_module(position)
+    x = randn(2, 5, EMBED_DIM, seed=11)
+    output, _ = module(x, causal=True)
+    for shift in (1, 7, 1000):
+        shifted, _ = module(x, causal=True, positions=torch.arange(5) + shift)
+        torch.testing.assert_close(shifted, output, **TOLERANCE.get(position, EXACT))
+
+
+@pytest.mark.parametrize("position", ABSOLUTE_SCHEMES)
+def test_absolute_schemes_see_a_common_shift_of_positions(position):
+    module = make_module(position)
+    x = randn(2, 5, EMBED_DIM, seed=11)
+    shifted, _ = module(x, positions=torch.arange(5) + 3)
+    assert not torch.allclose(shifted, module(x)[0], atol=1e-6)
+
+
+@pytest.mark.parametrize("position", POSITION_SCHEMES)
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("shift", [None, 0, 5])
+@pytest.mark.parametrize("with_mask", [False, True])
+def test_fused_path_equals_the_weights_path(position, causal, shift, with_mask):
+    """need_weights=False (torch's fused attention, bias as attn_mask) computes the same output."""
+    module = make_module(position)
+    x = randn(3, 6, EMBED_DIM, seed=12)
+    positions = None if shift is None else torch.arange(6) + shift
+    # A user mask that leaves query 1 with no key at all: both paths must output zeros there.
+    mask = torch.rand(6, 6, generator=torch.Generator().manual_seed(2)) > 0.4 if with_mask else None
+    if mask is not None:
+        mask[1] = False
+        mask[4, 4] = True
+    output, weights = module(x, mask, causal=causal, positions=positions)
+    fused, none = module(x, mask, causal=causal, positions=positions, need_weights=False)
+    assert none is None and weights is not None
+    torch.testing.assert_close(fused, output, rtol=1e-10, atol=1e-12)
+    # ... and so are the gradients (the fused path is the training path).
+    x32 = x.float().requires_grad_()
+    module32 = make_module(position).float()
+    gradients = []
+    for need_weights in (True, False):
+        x32.grad = None
+        module32.zero_grad()
+        module32(x32, mask, causal=causal, positions=positions, need_weights=need_weights)[0].square().sum().backward()
+        gradients.append([x32.grad.clone()] + [p.grad.clone() for p in module32.parameters()])
+    for with_weights, without in zip(*gradients, strict=True):
+        torch.testing.assert_close(without, with_weights, rtol=1e-4, atol=1e-5)
+
+
+def test_fused_path_of_a_causal_layer_without_bias_uses_is_causal():
+    # The fastest fused kernel: no materialised mask when nothing but causality is asked for.
+    module = make_module("rope")
+    x = randn(1, 4, EMBED_DIM, seed=3)
+    calls = []
+    real = F.scaled_dot_product_attention
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs)
+        return real(*args, **kwargs)
+
+    try:
+        F.scaled_dot_product_attention = spy
+        module(x, causal=True, need_weights=False)
+    finally:
+        F.scaled_dot_product_attention = real
+    assert calls == [{"is_causal": True}]
+
+
+@pytest.mark.parametrize("position", ["shaw", "t5"])
+def test_table_schemes_reject_real_positions(position):
+    module = make_module(position)
+    with pytest.raises(TypeError, match="integer positions"):
+        module(randn(1, 3, EMBED_DIM, seed=0), positions=torch.tensor([0.0, 0.5, 1.0]))
+
+
+@pytest.mark.parametrize("position", POSITION_SCHEMES)
+def test_rejects_positions_of_the_wrong_shape(position):
+    module = make_module(position)
+    x = randn(1, 3, EMBED_DIM, seed=0)
+    with pytest.raises(ValueError, match="positions"):
+        module(x, positions=torch.arange(4))
+    with pytest.raises(ValueError, match="positions"):
+        module(x, positions=torch.arange(3)[None])
+
+
+def test_learned_rejects_positions_beyond_its_table():
+    module = make_module("learned", max_len=8)
+    with pytest.raises(ValueError, match="max_len"):
+        module(randn(1, 3, EMBED_DIM, seed=0), positions=torch.tensor([5, 6, 8]))

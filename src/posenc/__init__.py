@@ -7,11 +7,14 @@ Modules, one per family of position methods:
 - :mod:`posenc.absolute`: one-hot, sinusoidal and learned absolute encodings
 - :mod:`posenc.relative`: Shaw et al. embeddings, T5 buckets, ALiBi
 - :mod:`posenc.rotary`: rotary position embedding (RoPE)
+- :mod:`posenc.rope2d`: axial two-dimensional RoPE for grids of positions
+- :mod:`posenc.heads`: splitting features into attention heads and merging them back
 - :mod:`posenc.scaling`: stretching RoPE to longer contexts (PI, NTK, dynamic NTK, YaRN, Llama 3.1)
 - :mod:`posenc.plotting`: the book's figure helpers
 - :mod:`posenc.diagnostics`: checks that scores depend on positions only through offsets
 - :mod:`posenc.utils`: seeding and machine description
 - :mod:`posenc.benchmark`: timings of the RoPE implementations
+- :mod:`posenc.experiments`: tasks, a tiny causal transformer, training and evaluation (Part V)
 - :mod:`posenc.exercises`: auto-checkers for the coding exercises, with diagnostic feedback
 
 Every public name is importable from ``posenc`` directly, except the checkers of
@@ -29,6 +32,25 @@ from .absolute import (
 from .attention import attention_weights, causal_mask, scaled_dot_product_attention
 from .benchmark import Timing, format_timings, median_time, rope_timings
 from .diagnostics import relativity_gap, toeplitz_gap
+from .experiments import (
+    BEYOND_TABLE,
+    IGNORE,
+    TASKS,
+    Evaluation,
+    TinyCausalLM,
+    TrainConfig,
+    TrainingRun,
+    attention_entropy,
+    build_model,
+    cache_path,
+    evaluate,
+    evaluate_by_position,
+    make_batch,
+    markov_transitions,
+    train,
+    train_or_load,
+)
+from .heads import merge_heads, split_heads
 from .multihead import POSITION_SCHEMES, MultiHeadSelfAttention
 from .plotting import heatmap, heatmaps, use_book_style
 from .relative import (
@@ -41,6 +63,7 @@ from .relative import (
     shaw_attention,
     t5_relative_position_bucket,
 )
+from .rope2d import apply_rope_2d, rope_matrix_2d
 from .rotary import (
     ROPE_LAYOUTS,
     RotaryEmbedding,
@@ -64,6 +87,9 @@ from .utils import describe_machine, max_abs_diff, report, seed_everything
 __version__ = "0.1.0"
 
 __all__ = [
+    "BEYOND_TABLE",
+    "Evaluation",
+    "IGNORE",
     "LearnedPositionalEmbedding",
     "MultiHeadSelfAttention",
     "POSITION_SCHEMES",
@@ -72,16 +98,26 @@ __all__ = [
     "RotaryEmbedding",
     "SinusoidalPositionalEncoding",
     "T5RelativePositionBias",
+    "TASKS",
     "Timing",
+    "TinyCausalLM",
+    "TrainConfig",
+    "TrainingRun",
     "alibi_bias",
     "alibi_slopes",
     "apply_rope",
+    "apply_rope_2d",
     "apply_rope_complex",
+    "attention_entropy",
     "attention_weights",
+    "build_model",
+    "cache_path",
     "causal_mask",
     "clipped_relative_positions",
     "describe_machine",
     "dynamic_ntk_frequencies",
+    "evaluate",
+    "evaluate_by_position",
     "exercises",
     "format_timings",
     "half_to_interleaved",
@@ -89,8 +125,11 @@ __all__ = [
     "heatmaps",
     "interleaved_to_half",
     "llama3_frequencies",
+    "make_batch",
+    "markov_transitions",
     "max_abs_diff",
     "median_time",
+    "merge_heads",
     "ntk_frequencies",
     "one_hot_encoding",
     "pi_frequencies",
@@ -99,6 +138,7 @@ __all__ = [
     "report",
     "rope_frequencies",
     "rope_matrix",
+    "rope_matrix_2d",
     "rope_timings",
     "rotate_half",
     "scaled_dot_product_attention",
@@ -106,8 +146,11 @@ __all__ = [
     "shaw_attention",
     "sinusoidal_encoding",
     "sinusoidal_offset_matrix",
+    "split_heads",
     "t5_relative_position_bucket",
     "toeplitz_gap",
+    "train",
+    "train_or_load",
     "use_book_style",
     "yarn_frequencies",
 ]

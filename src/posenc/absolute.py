@@ -8,10 +8,13 @@ Shape legend:
 The sinusoidal encoding of position :math:`i` is
 
 .. math::
-    P_{i, 2k} = \sin\!\left(\frac{i}{b^{2k/D}}\right), \qquad
-    P_{i, 2k+1} = \cos\!\left(\frac{i}{b^{2k/D}}\right), \qquad k = 0, \dots, D/2 - 1,
+    P_{i, 2\ell} = \sin(i\theta_\ell), \qquad P_{i, 2\ell+1} = \cos(i\theta_\ell), \qquad
+    \theta_\ell = b^{-2\ell/D}, \qquad \ell = 0, \dots, D/2 - 1,
 
-with base :math:`b = 10000` in the original Transformer (and in d2l's ``PositionalEncoding``).
+with base :math:`b = 10000` in the paper of the original Transformer (and in d2l's
+``PositionalEncoding``). The authors' tensor2tensor code, fairseq and Hugging Face's FSMT use a
+variant (all sines before all cosines, :math:`\theta_\ell = b^{-\ell/(D/2-1)}`); this module follows
+the paper.
 """
 
 from __future__ import annotations
@@ -71,10 +74,11 @@ def _sinusoids(positions: torch.Tensor, dim: int, base: float) -> torch.Tensor:
 def sinusoidal_encoding(
     seq_len: int, dim: int, base: float = 10000.0, *, dtype: torch.dtype = torch.float32
 ) -> torch.Tensor:
-    """The fixed sinusoidal encoding of Vaswani et al. (2017).
+    r"""The fixed sinusoidal encoding of Vaswani et al. (2017).
 
-    ``P[i, 2k] = sin(i / base**(2k/dim))`` and ``P[i, 2k+1] = cos(i / base**(2k/dim))``, the same
-    table as d2l's ``PositionalEncoding``. Angles are formed in float64, then cast to ``dtype``.
+    ``P[i, 2l] = sin(i / base**(2l/dim))`` and ``P[i, 2l+1] = cos(i / base**(2l/dim))`` for the
+    frequency index ``l`` (:math:`\ell` in the book), the same table as d2l's
+    ``PositionalEncoding``. Angles are formed in float64, then cast to ``dtype``.
 
     Args:
         seq_len: number of positions ``L`` (>= 1).
@@ -95,16 +99,18 @@ def sinusoidal_encoding(
 def sinusoidal_offset_matrix(
     offset: float, dim: int, base: float = 10000.0, *, dtype: torch.dtype = torch.float32
 ) -> torch.Tensor:
-    r"""The linear map ``M(delta)`` with ``P[i + delta] = M(delta) @ P[i]`` for every position ``i``.
+    r"""The shift matrix ``T(delta)`` with ``P[i + delta] = T(delta) @ P[i]`` for every position ``i``.
 
-    It does not depend on ``i``: for each frequency :math:`\omega_k` it is the block
+    It does not depend on ``i``: for each frequency :math:`\theta_\ell` it is the block
 
     .. math::
         \begin{pmatrix}
-            \cos \delta\omega_k & \sin \delta\omega_k \\ -\sin \delta\omega_k & \cos \delta\omega_k
-        \end{pmatrix}
+            \cos \delta\theta_\ell & \sin \delta\theta_\ell \\ -\sin \delta\theta_\ell & \cos \delta\theta_\ell
+        \end{pmatrix} = B(\delta\theta_\ell)^\top
 
-    acting on the pair ``(P[i, 2k], P[i, 2k+1]) = (sin, cos)``, by the angle-addition formulas.
+    acting on the pair ``(P[i, 2l], P[i, 2l+1]) = (sin, cos)``, by the angle-addition formulas:
+    the transpose of the rotary block :math:`B(\varphi)` of the notation page, so that
+    :math:`T(\delta) = R_\delta^\top`.
 
     Args:
         offset: the shift ``delta`` (any real number; negative shifts move backwards).
@@ -114,7 +120,7 @@ def sinusoidal_offset_matrix(
 
     Returns:
         ``(D, D)`` block-diagonal matrix. For a table ``P`` of shape ``(L, D)`` (rows are
-        positions), ``P @ M(delta).T`` is the table shifted by ``delta``.
+        positions), ``P @ T(delta).T`` is the table shifted by ``delta``.
 
     Raises:
         TypeError: if ``offset`` is not a real number.

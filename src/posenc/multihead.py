@@ -9,16 +9,20 @@ Shape legend:
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
-from ._validation import check_choice, check_floating, check_int, check_tensor
+from ._validation import check_choice, check_floating, check_int, check_tensor, resolve_positions
 from .absolute import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 from .attention import causal_mask, scaled_dot_product_attention
 from .relative import (
     RelativePositionEmbedding,
     T5RelativePositionBias,
     alibi_bias,
+    alibi_slopes,
+    relative_positions,
     shaw_attention,
+    t5_relative_position_bucket,
 )
 from .rotary import RotaryEmbedding
 
@@ -61,7 +65,8 @@ class MultiHeadSelfAttention(nn.Module):
 
     Shapes:
         ``forward(x)`` takes ``x`` of shape ``(..., L, D)`` and returns ``(output, weights)`` with
-        ``output`` ``(..., L, D)`` and ``weights`` ``(..., h, L, L)``.
+        ``output`` ``(..., L, D)`` and ``weights`` ``(..., h, L, L)`` (``None`` with
+        ``need_weights=False``).
 
     Raises:
         ValueError: if a dimension or count is invalid or ``position`` is unknown.
@@ -92,11 +97,11 @@ class MultiHeadSelfAttention(nn.Module):
         self.qkv = nn.Linear(embed_dim, 3 * embed_dim)
         self.out = nn.Linear(embed_dim, embed_dim)
 
-        self.input_encoding: nn.Module | None = None
-        self.relative_keys: nn.Module | None = None
-        self.relative_values: nn.Module | None = None
-        self.relative_bias: nn.Module | None = None
-        self.rotary: nn.Module | None = None
+        self.input_encoding: SinusoidalPositionalEncoding | LearnedPositionalEmbedding | None = None
+        self.relative_keys: RelativePositionEmbedding | None = None
+        self.relative_values: RelativePositionEmbedding | None = None
+        self.relative_bias: T5RelativePositionBias | None = None
+        self.rotary: RotaryEmbedding | None = None
         if position == "sinusoidal":
             self.input_encoding = SinusoidalPositionalEncoding(embed_dim, base=base)
         elif position == "learned":
@@ -114,50 +119,133 @@ class MultiHeadSelfAttention(nn.Module):
             self.rotary = RotaryEmbedding(self.head_dim, base=base, layout=rope_layout)
 
     def forward(
-        self, x: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False
-    ) -> tuple[torch.Tensor, torch.Tensor]:
+        self,
+        x: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        *,
+        causal: bool = False,
+        positions: torch.Tensor | None = None,
+        need_weights: bool = True,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Attend over the sequence ``x``.
 
         Args:
             x: ``(..., L, D)`` token representations.
             mask: optional boolean mask broadcastable to ``(..., h, L, L)``; True = may attend.
-            causal: if True, also apply :func:`~posenc.attention.causal_mask`.
+            causal: if True, also apply :func:`~posenc.attention.causal_mask` (query ``i`` sees
+                the tokens ``j <= i`` by index, whatever their ``positions``).
+            positions: optional 1-D tensor of the ``L`` positions of the tokens (default
+                ``arange(L)``), as in :func:`~posenc.rotary.apply_rope`. The absolute schemes
+                add the encoding of these positions; the relative ones (``shaw``, ``t5``,
+                ``alibi``) use their offsets ``positions[j] - positions[i]`` and ``rope``
+                rotates to them, so a block of tokens can be run at shifted positions (as in
+                decoding with a cache, or training with random offsets). ``learned``,
+                ``sinusoidal``, ``shaw`` and ``t5`` need integer positions.
+            need_weights: if True, return the attention weights too. If False, the attention
+                runs through the fused :func:`torch.nn.functional.scaled_dot_product_attention`
+                (the position bias and the mask passed as its ``attn_mask``), which is faster
+                and is what training uses; ``shaw`` needs its weights for the value embeddings
+                and computes them either way.
 
         Returns:
-            ``(output, weights)``: ``(..., L, D)`` and ``(..., h, L, L)``.
+            ``(output, weights)``: ``(..., L, D)`` and ``(..., h, L, L)``, or ``(output, None)``
+            when ``need_weights`` is False.
 
         Raises:
-            ValueError: if the last dimension of ``x`` is not ``embed_dim``.
+            TypeError: if ``x`` is not floating, ``mask`` is not boolean, or a scheme that needs
+                integer positions gets real ones.
+            ValueError: if the last dimension of ``x`` is not ``embed_dim``, or ``positions`` is
+                not 1-D of length ``L`` (or has a position the ``learned`` table lacks).
         """
         x = check_floating("x", check_tensor("x", x, min_dim=2))
         if x.shape[-1] != self.embed_dim:
             raise ValueError(f"x must have last dimension embed_dim={self.embed_dim}, got shape {tuple(x.shape)}")
         seq_len = x.shape[-2]
+        if positions is not None:
+            positions = resolve_positions(positions, seq_len, device=x.device)
+            if self.position in ("shaw", "t5") and positions.is_floating_point():
+                raise TypeError(
+                    f"position={self.position!r} looks up a table by offset and needs integer positions, "
+                    f"got dtype {positions.dtype}"
+                )
+        if mask is not None:
+            mask = check_tensor("mask", mask)
+            if mask.dtype != torch.bool:
+                raise TypeError(f"mask must be a boolean tensor (True = may attend), got dtype {mask.dtype}")
         if self.input_encoding is not None:
-            x = self.input_encoding(x)
+            x = self.input_encoding(x, positions)
         q, k, v = (self._split_heads(t) for t in self.qkv(x).chunk(3, dim=-1))
-        if causal:
-            causal_part = causal_mask(seq_len, device=x.device)
-            mask = causal_part if mask is None else mask & causal_part
-        bias = None
-        if self.relative_bias is not None:
-            bias = self.relative_bias(seq_len, seq_len)
-        elif self.position == "alibi":
-            bias = alibi_bias(self.num_heads, seq_len).to(x.device, x.dtype)
         if self.rotary is not None:
-            q, k = self.rotary(q), self.rotary(k)
+            q, k = self.rotary(q, positions), self.rotary(k, positions)
+        bias = self._position_bias(seq_len, positions, x)
         if self.relative_keys is not None and self.relative_values is not None:
+            key_embeddings, value_embeddings = self._shaw_embeddings(seq_len, positions)
             output, weights = shaw_attention(
-                q,
-                k,
-                v,
-                self.relative_keys(seq_len, seq_len),
-                self.relative_values(seq_len, seq_len),
-                mask=mask,
+                q, k, v, key_embeddings, value_embeddings, mask=self._full_mask(mask, causal, seq_len, x.device)
             )
+            return self.out(self._merge_heads(output)), weights if need_weights else None
+        if need_weights:
+            output, weights = scaled_dot_product_attention(
+                q, k, v, mask=self._full_mask(mask, causal, seq_len, x.device), bias=bias
+            )
+            return self.out(self._merge_heads(output)), weights
+        if bias is None and mask is None:
+            output = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
         else:
-            output, weights = scaled_dot_product_attention(q, k, v, mask=mask, bias=bias)
-        return self.out(self._merge_heads(output)), weights
+            attn_mask: torch.Tensor | None = self._full_mask(mask, causal, seq_len, x.device)
+            if bias is not None:
+                bias = bias.to(q.dtype)
+                attn_mask = bias if attn_mask is None else bias.masked_fill(~attn_mask, float("-inf"))
+            output = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)
+        return self.out(self._merge_heads(output)), None
+
+    @staticmethod
+    def _full_mask(
+        mask: torch.Tensor | None, causal: bool, seq_len: int, device: torch.device
+    ) -> torch.Tensor | None:
+        if not causal:
+            return mask
+        causal_part = causal_mask(seq_len, device=device)
+        return causal_part if mask is None else mask & causal_part
+
+    @staticmethod
+    def _offsets(seq_len: int, positions: torch.Tensor | None, device: torch.device) -> torch.Tensor:
+        # (L, L) offsets j - i of key minus query position, T5's sign convention.
+        if positions is None:
+            return relative_positions(seq_len).to(device)
+        return positions[None, :] - positions[:, None]
+
+    def _position_bias(
+        self, seq_len: int, positions: torch.Tensor | None, x: torch.Tensor
+    ) -> torch.Tensor | None:
+        """The ``(h, L, L)`` bias of ``t5`` or ``alibi`` at these positions (None otherwise)."""
+        if self.relative_bias is not None:
+            if positions is None:
+                return self.relative_bias(seq_len, seq_len)
+            table = self.relative_bias
+            buckets = t5_relative_position_bucket(
+                self._offsets(seq_len, positions, x.device).long(),
+                bidirectional=table.bidirectional,
+                num_buckets=table.num_buckets,
+                max_distance=table.max_distance,
+            )
+            return table.embedding(buckets).permute(2, 0, 1)
+        if self.position == "alibi":
+            if positions is None:
+                return alibi_bias(self.num_heads, seq_len).to(x.device, x.dtype)
+            distance = self._offsets(seq_len, positions, x.device).abs().to(x.dtype)
+            return -alibi_slopes(self.num_heads).to(x.device, x.dtype)[:, None, None] * distance
+        return None
+
+    def _shaw_embeddings(self, seq_len: int, positions: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Shaw's key and value vectors ``(L, L, d)`` for the clipped offsets of ``positions``."""
+        if self.relative_keys is None or self.relative_values is None:
+            raise RuntimeError("only a position='shaw' layer has relative key and value embeddings")
+        if positions is None:
+            return self.relative_keys(seq_len, seq_len), self.relative_values(seq_len, seq_len)
+        distance = self.relative_keys.max_distance
+        index = self._offsets(seq_len, positions, positions.device).long().clamp(-distance, distance) + distance
+        return self.relative_keys.embedding(index), self.relative_values.embedding(index)
 
     def _split_heads(self, t: torch.Tensor) -> torch.Tensor:
         # (..., L, D) -> (..., h, L, d)

@@ -185,8 +185,11 @@ def t5_relative_position_bucket(
         relative_position: integer tensor of any shape holding ``j - i``.
         bidirectional: whether keys before and after the query get different buckets.
         num_buckets: total number of buckets (>= 4 if bidirectional, else >= 2).
-        max_distance: distance from which all positions share the last bucket
-            (> ``max_exact``).
+        max_distance: scale of the logarithmic buckets (> ``max_exact``): they would reach
+            bucket ``n`` at this distance, so the last bucket ``n - 1`` starts earlier, at
+            ``max_exact * (max_distance / max_exact) ** ((n - 1 - max_exact) / (n - max_exact))``
+            rounded up (91 bidirectional, 113 causal with T5's defaults), and holds every
+            larger distance.
 
     Returns:
         Tensor of bucket indices in ``[0, num_buckets)``, same shape, dtype ``torch.long``.
@@ -225,7 +228,8 @@ class T5RelativePositionBias(nn.Module):
     Args:
         num_heads: number of heads ``h`` (>= 1).
         num_buckets: number of buckets (T5 uses 32).
-        max_distance: distance at which buckets saturate (T5 uses 128).
+        max_distance: scale of the logarithmic buckets (T5 uses 128); the last bucket starts
+            below it, see :func:`t5_relative_position_bucket`.
         bidirectional: True for encoders, False for causal decoders.
 
     Shapes:

@@ -189,6 +189,16 @@ def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str) 
     )
 
 
+def _resolve_rotary_dim(rotary_dim: int | None, dim: int) -> int:
+    """The number of leading coordinates to rotate: ``dim`` by default, else an even ``2 <= r <= dim``."""
+    if rotary_dim is None:
+        return dim
+    rotary_dim = check_even("rotary_dim", rotary_dim)
+    if rotary_dim > dim:
+        raise ValueError(f"rotary_dim must be at most the last dimension of x ({dim}), got {rotary_dim}")
+    return rotary_dim
+
+
 def apply_rope(
     x: torch.Tensor,
     positions: torch.Tensor | None = None,
@@ -196,6 +206,7 @@ def apply_rope(
     base: float = DEFAULT_BASE,
     layout: str = "interleaved",
     frequencies: torch.Tensor | None = None,
+    rotary_dim: int | None = None,
 ) -> torch.Tensor:
     """Rotate every token of ``x`` to its position: ``x[..., m, :] -> R_m x[..., m, :]``.
 
@@ -211,7 +222,11 @@ def apply_rope(
         base: frequency base (> 0); leave it at its default when giving ``frequencies``.
         layout: ``"interleaved"`` (pairs ``(2k, 2k+1)``) or ``"half"`` (pairs ``(k, k+d/2)``).
         frequencies: optional ``(d/2,)`` frequencies used instead of ``rope_frequencies(d, base)``,
-            e.g. a scaled set for context extension.
+            e.g. a scaled set for context extension (``(r/2,)`` with ``rotary_dim=r``).
+        rotary_dim: optional even ``r <= d`` for *partial* rotary (GPT-NeoX's ``rotary_pct``,
+            Hugging Face's ``partial_rotary_factor``, GPT-J's ``rotary_dim``): only the first ``r``
+            coordinates are rotated, as a RoPE of dimension ``r`` (frequencies ``b^(-2k/r)``), in
+            the given layout; the other ``d - r`` pass through unchanged. Default: ``d``.
 
     Returns:
         Tensor of the same shape and dtype as ``x``.
@@ -220,10 +235,14 @@ def apply_rope(
         TypeError: if ``x`` or ``frequencies`` is not a floating tensor.
         ValueError: if ``d`` is odd, ``positions`` is neither ``(L,)`` nor ``(B, L)`` matching ``x``,
             ``layout`` is unknown, ``base <= 0``, ``frequencies`` is not finite of shape ``(d/2,)``,
-            or both ``base`` and ``frequencies`` are given.
+            or both ``base`` and ``frequencies`` are given, or ``rotary_dim`` is odd or exceeds ``d``.
     """
     x, _, dim = _check_rope_input(x)
     layout = check_choice("layout", layout, ROPE_LAYOUTS)
+    rotated_dim = _resolve_rotary_dim(rotary_dim, dim)
+    if rotated_dim < dim:
+        rotated = apply_rope(x[..., :rotated_dim], positions, base=base, layout=layout, frequencies=frequencies)
+        return torch.cat((rotated, x[..., rotated_dim:]), dim=-1)
     theta = _resolve_frequencies(frequencies, dim, base)
     positions = _resolve_positions(positions, x)
     phase = _broadcast_to_input(_angles.angles_from_frequencies(positions, theta), x)
@@ -339,7 +358,9 @@ class RotaryEmbedding(nn.Module):
         layout: ``"interleaved"`` or ``"half"``.
         initial_len: number of positions cached up front (>= 1).
         frequencies: optional ``(d/2,)`` frequencies used instead of ``rope_frequencies(d, base)``
-            (kept as the non-persistent float64 buffer ``frequencies``).
+            (kept as the non-persistent float64 buffer ``frequencies``); ``(r/2,)`` with ``rotary_dim``.
+        rotary_dim: optional even ``r <= dim``: rotate only the first ``r`` coordinates, with a RoPE
+            of dimension ``r``, and pass the rest through (partial rotary, as in :func:`apply_rope`).
 
     Shapes:
         ``forward(x, positions=None)``: ``x`` of shape ``(..., L, d)`` -> same shape and dtype;
@@ -348,8 +369,8 @@ class RotaryEmbedding(nn.Module):
     Raises:
         TypeError: if ``frequencies`` is not a floating tensor.
         ValueError: if ``dim`` is odd, ``base <= 0``, ``layout`` is unknown, ``initial_len < 1``,
-            ``frequencies`` is not finite of shape ``(d/2,)``, or both ``base`` and ``frequencies``
-            are given.
+            ``frequencies`` is not finite of shape ``(d/2,)``, both ``base`` and ``frequencies``
+            are given, or ``rotary_dim`` is odd or larger than ``dim``.
     """
 
     cos: torch.Tensor
@@ -364,13 +385,16 @@ class RotaryEmbedding(nn.Module):
         initial_len: int = 2048,
         *,
         frequencies: torch.Tensor | None = None,
+        rotary_dim: int | None = None,
     ) -> None:
         super().__init__()
         self.dim = check_even("dim", dim)
+        self.rotary_dim = _resolve_rotary_dim(rotary_dim, self.dim)
         self.base = check_positive_float("base", base)
         self.layout = check_choice("layout", layout, ROPE_LAYOUTS)
         initial_len = check_int("initial_len", initial_len, minimum=1)
-        self.register_buffer("frequencies", _resolve_frequencies(frequencies, self.dim, base), persistent=False)
+        theta = _resolve_frequencies(frequencies, self.rotary_dim, base)
+        self.register_buffer("frequencies", theta, persistent=False)
         self.register_buffer("cos", torch.empty(0), persistent=False)
         self.register_buffer("sin", torch.empty(0), persistent=False)
         self._build_cache(initial_len)
@@ -411,4 +435,8 @@ class RotaryEmbedding(nn.Module):
         positions = _resolve_positions(positions, x).to(self.cos.device)
         cos, sin = (_broadcast_to_input(table, x) for table in self._cos_sin(positions))
         dtype = _compute_dtype(x)
-        return _rotate(x.to(dtype), cos.to(x.device, dtype), sin.to(x.device, dtype), self.layout).to(x.dtype)
+        part = x[..., : self.rotary_dim].to(dtype)
+        rotated = _rotate(part, cos.to(x.device, dtype), sin.to(x.device, dtype), self.layout).to(x.dtype)
+        if self.rotary_dim == self.dim:
+            return rotated
+        return torch.cat((rotated, x[..., self.rotary_dim :]), dim=-1)

@@ -1,0 +1,69 @@
+"""The per-notebook time budget of scripts/execution_report.py, and the training chapter's own."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from jupyter_cache import get_cache
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import execution_report  # noqa: E402  (a script, not a package)
+
+TRAINING_CHAPTER = "08_trained_extrapolation.ipynb"
+
+
+def _fake_build(tmp_path: Path, seconds: dict[str, float]) -> tuple[Path, Path]:
+    """Notebooks and a jupyter-cache that records ``seconds[name]`` as their execution time."""
+    notebooks, build = tmp_path / "notebooks", tmp_path / "_build"
+    notebooks.mkdir(parents=True)
+    cache = get_cache(build / ".jupyter_cache")
+    for name, elapsed in seconds.items():
+        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(f"print({name!r})")])
+        nbformat.write(notebook, notebooks / name)
+        cache.cache_notebook_file(str(notebooks / name), data={"execution_seconds": elapsed}, check_validity=False)
+    return build, notebooks
+
+
+def _run(*arguments: object) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, str(ROOT / "scripts" / "execution_report.py"), *map(str, arguments)]
+    return subprocess.run(command, capture_output=True, text=True, check=False)
+
+
+def test_a_named_notebook_gets_its_own_budget(tmp_path):
+    build, notebooks = _fake_build(tmp_path, {"01_a.ipynb": 20.0, TRAINING_CHAPTER: 200.0})
+    over = _run(build, "--budget", 60, "--notebooks", notebooks)
+    assert over.returncode == 1 and "over its budget of 60 s" in over.stdout
+    within = _run(build, "--budget", 60, "--notebooks", notebooks, "--notebook-budget", f"{TRAINING_CHAPTER}=240")
+    assert within.returncode == 0, within.stdout
+    assert "own budget: 240 s" in within.stdout
+    # The other notebooks keep the common budget.
+    build2, notebooks2 = _fake_build(tmp_path / "second", {"01_a.ipynb": 61.0, TRAINING_CHAPTER: 10.0})
+    assert _run(build2, "--notebooks", notebooks2, "--notebook-budget", f"{TRAINING_CHAPTER}=240").returncode == 1
+
+
+def test_a_budget_for_a_notebook_that_does_not_exist_is_an_error(tmp_path):
+    build, notebooks = _fake_build(tmp_path, {"01_a.ipynb": 1.0})
+    result = _run(build, "--notebooks", notebooks, "--notebook-budget", "99_typo.ipynb=240")
+    assert result.returncode == 1 and "99_typo.ipynb" in result.stderr
+
+
+@pytest.mark.parametrize("text", ["08.ipynb", "08.ipynb=", "08.ipynb=-5", "08=240", "notebooks/08.ipynb=240"])
+def test_malformed_notebook_budgets_are_rejected(text):
+    with pytest.raises(SystemExit):
+        execution_report.parse_arguments(["_build", "--notebook-budget", text])
+
+
+def test_the_makefile_gives_the_training_chapter_240_seconds_and_every_other_60():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert re.search(r"^NOTEBOOK_BUDGET_SECONDS := 60$", makefile, flags=re.MULTILINE)
+    assert re.search(rf"^TRAINING_BUDGET := --notebook-budget {TRAINING_CHAPTER}=240$", makefile, flags=re.MULTILINE)
+    # (the notebook itself: see test_notebooks)
+    # Every report the Makefile runs applies it.
+    reports = re.findall(r"execution_report\.py[^\n]*", makefile.replace("\\\n", " "))
+    assert len(reports) == 3 and all("$(TRAINING_BUDGET)" in report for report in reports)
