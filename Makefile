@@ -7,6 +7,8 @@
 #   make lab     JupyterLab on the notebooks, with the book's environment as kernel
 #   make bench   the RoPE timing table and the attention layer's training-path speed on this machine
 #   make student the student edition: the site and the notebooks without solutions (_build/student)
+#   make pdf     the PDF editions, full and student, printed from the built sites (_build/pdf)
+#   make assignments  an nbgrader course from the chapters' coding exercises (_build/assignments)
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -30,20 +32,21 @@ MODEL_CACHE ?= _build/posenc-cache
 BUILD_ENV = POSENC_PROGRESS=0 POSENC_CACHE_DIR=$(abspath $(MODEL_CACHE))
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help env book student test unit build-test student-test browser lab bench fix-notebooks clean
+.PHONY: help env book student test unit build-test student-test browser lab bench fix-notebooks clean pdf assignments
 
 help:
 	@sed -n '3,11p' Makefile | sed 's/^# \{0,1\}//'
 
 # ---- environment -----------------------------------------------------------------------------
 
-$(INSTALLED): requirements.txt requirements-nodeps.txt pyproject.toml
+$(INSTALLED): requirements.txt requirements-nodeps.txt pyproject.toml tools/pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), f"Python 3.11 is required, found {sys.version.split()[0]}"'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=24"
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps -r requirements-nodeps.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
+	$(BIN)/python -m pip install --quiet --no-deps -e tools
 	$(BIN)/python -c "import posenc; from d2l import torch as d2l; print('environment ready: posenc', posenc.__version__)"
 	touch $@
 
@@ -65,12 +68,50 @@ book: $(INSTALLED)
 # The student edition: solutions removed from the sources, then built like the book. The build
 # executes every student notebook top to bottom and fails if one raises.
 student: $(INSTALLED)
-	$(BIN)/python scripts/student_edition.py $(STUDENT_OUTPUT)
+	$(BIN)/python -m bookkit.student_edition $(STUDENT_OUTPUT)
 	@start=$$(date +%s); \
 	$(BUILD_ENV) $(BIN)/jupyter-book build $(STUDENT_OUTPUT)/source --path-output $(STUDENT_OUTPUT) $(BUILD_FLAGS); \
 	echo "student edition built in $$(( $$(date +%s) - start )) s: site in $(STUDENT_OUTPUT)/_build/html, notebooks in $(STUDENT_OUTPUT)/notebooks"
 	$(BIN)/python scripts/execution_report.py $(STUDENT_OUTPUT)/_build --budget $(NOTEBOOK_BUDGET_SECONDS) \
 		$(TRAINING_BUDGET) --notebooks $(STUDENT_OUTPUT)/source/notebooks
+
+# The PDF editions, printed by Chromium from the built sites (bookkit/pdf.py), then checked
+# (tests/test_pdf.py). A site that does not exist yet is built first (make book, make student).
+# CI passes the sites make test built: make pdf PDF_SITE=... STUDENT_SITE=...
+PDF_OUTPUT := _build/pdf
+PDF_SITE ?= _build/html
+STUDENT_SITE ?= $(STUDENT_OUTPUT)/_build/html
+
+pdf: $(INSTALLED) $(BROWSER)
+	@if [ ! -f $(PDF_SITE)/index.html ]; then $(MAKE) --no-print-directory book; fi
+	@if [ ! -f $(STUDENT_SITE)/index.html ]; then $(MAKE) --no-print-directory student; fi
+	$(BIN)/python -m bookkit.pdf $(PDF_SITE) $(PDF_OUTPUT)/position-in-attention.pdf --edition full
+	$(BIN)/python -m bookkit.pdf $(STUDENT_SITE) $(PDF_OUTPUT)/position-in-attention-student.pdf --edition student
+	PDF_DIR=$(PDF_OUTPUT) $(BIN)/python -m pytest tests/test_pdf.py
+
+# nbgrader lives in its own environment (requirements-nbgrader.txt); the notebooks run with the
+# book's Python through a kernel spec in the course directory (JUPYTER_PATH). The generated course
+# is then graded end to end by tests/test_assignments.py (a solved and a mistaken submission).
+NBGRADER_VENV := .venv-nbgrader
+NBGRADER_INSTALLED := $(NBGRADER_VENV)/.installed
+ASSIGNMENTS_OUTPUT := _build/assignments
+COURSE := $(ASSIGNMENTS_OUTPUT)/course
+
+$(NBGRADER_INSTALLED): requirements-nbgrader.txt
+	$(PYTHON) -m venv $(NBGRADER_VENV)
+	$(NBGRADER_VENV)/bin/python -m pip install --quiet --upgrade "pip>=24"
+	$(NBGRADER_VENV)/bin/python -m pip install --quiet -r requirements-nbgrader.txt
+	touch $@
+
+assignments: $(INSTALLED) $(NBGRADER_INSTALLED)
+	@start=$$(date +%s); \
+	$(BIN)/python -m bookkit.assignments $(COURSE) --kernel-python $(BIN)/python; \
+	for assignment in $$(cat $(COURSE)/assignments.txt); do \
+		(cd $(COURSE) && PATH=$(CURDIR)/$(NBGRADER_VENV)/bin:$$PATH JUPYTER_PATH=$(CURDIR)/$(COURSE)/jupyter \
+			nbgrader generate_assignment $$assignment --force --log-level=WARN); \
+	done; \
+	echo "nbgrader course in $(COURSE): student versions in $(COURSE)/release, in $$(( $$(date +%s) - start )) s"
+	COURSE_DIR=$(COURSE) NBGRADER=$(NBGRADER_VENV)/bin/nbgrader $(BIN)/python -m pytest tests/test_assignments.py
 
 # ---- tests -------------------------------------------------------------------------------------
 
@@ -116,7 +157,7 @@ bench: $(INSTALLED)
 	$(BIN)/python benchmarks/attention_speed.py
 
 fix-notebooks: $(INSTALLED)
-	$(BIN)/python scripts/notebook_hygiene.py --fix
+	$(BIN)/python -m bookkit.notebook_hygiene --fix
 
 clean:
 	rm -rf _build

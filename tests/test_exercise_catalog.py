@@ -1,6 +1,6 @@
 """The exercises of the chapters, and the student edition built from them.
 
-The first part needs only the committed notebooks: the conventions of ``_ext/exercise_catalog.py``
+The first part needs only the committed notebooks: the conventions of ``bookkit.exercise_catalog``
 hold in every chapter, and removing the solutions removes all of them and nothing else.
 
 The last part checks a built student edition and runs when ``STUDENT_DIR`` names one
@@ -13,17 +13,14 @@ from __future__ import annotations
 import html
 import os
 import re
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
+from bookkit import exercise_catalog as catalog
+from bookkit import student_edition
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "_ext"))
-sys.path.insert(0, str(ROOT / "scripts"))
-import exercise_catalog as catalog  # noqa: E402  (a Sphinx extension, not a package)
-import student_edition  # noqa: E402  (a script, not a package)
 
 CHAPTERS = catalog.read_book(ROOT, ROOT / "_toc.yml")
 STUDENT_DIR = os.environ.get("STUDENT_DIR")

@@ -829,3 +829,22 @@ def test_student_randomness_does_not_leak_into_the_checker(seed):
         return reference_sinusoidal(seq_len, dim, base)
 
     assert check_sinusoidal(noisy_reference)
+
+
+def test_score_is_the_share_of_hidden_cases_passed():
+    """Partial credit: 1 for a correct function, strictly between 0 and 1 when only some cases fail."""
+    assert check_sinusoidal(reference_sinusoidal).score == 1.0
+
+    def base_ignored(seq_len, dim, base=10000.0):
+        return reference_sinusoidal(seq_len, dim)
+
+    partial = check_sinusoidal(base_ignored)
+    assert not partial and 0 < partial.failed < partial.cases
+    assert partial.score == (partial.cases - partial.failed) / partial.cases
+    assert f"failed {partial.failed} of {partial.cases} hidden cases" in feedback(partial)
+
+    def not_started(seq_len, dim, base=10000.0):
+        raise NotImplementedError
+
+    assert check_sinusoidal(not_started).score == 0.0
+    assert CheckResult("demo", False, ("wrong",), 3, 3).score == 0.0

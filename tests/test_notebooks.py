@@ -9,18 +9,16 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from bookkit import notebook_hygiene
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-import notebook_hygiene  # noqa: E402  (a script, not a package)
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-EXPECTED_BOOTSTRAP = notebook_hygiene.bootstrap_source()
+FULL_BOOTSTRAP = notebook_hygiene.bootstrap_source()
 
 
 def _cells(path: Path) -> list[dict]:
@@ -41,7 +39,16 @@ def test_there_are_chapters() -> None:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
 def test_committed_clean_with_bootstrap_cell(path: Path) -> None:
-    assert notebook_hygiene.problems(path, EXPECTED_BOOTSTRAP) == []
+    assert notebook_hygiene.problems(path) == []
+
+
+def test_only_chapters_that_import_d2l_install_it() -> None:
+    with_d2l = [path.name for path in NOTEBOOKS if notebook_hygiene.imports_d2l(path)]
+    assert with_d2l, "no chapter imports d2l any more: drop it from the bootstrap and requirements-nodeps.txt"
+    for path in NOTEBOOKS:
+        first = "".join(_cells(path)[0]["source"])
+        assert ('find_spec("d2l")' in first) == (path.name in with_d2l), path.name
+    assert 'find_spec("d2l")' not in notebook_hygiene.bootstrap_source(d2l=False)
 
 
 def test_every_notebook_is_in_the_table_of_contents() -> None:
@@ -64,7 +71,7 @@ def _run_bootstrap(monkeypatch: pytest.MonkeyPatch, missing: set[str]) -> list[t
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *args: None if name in missing else real_find_spec(name, *args)
     )
-    python = TransformerManager().transform_cell(EXPECTED_BOOTSTRAP)
+    python = TransformerManager().transform_cell(FULL_BOOTSTRAP)
     exec(compile(python, "<bootstrap>", "exec"), {"get_ipython": FakeShell})
     return calls
 
@@ -121,3 +128,34 @@ def test_seeded_and_offline(path: Path) -> None:
     assert "seed_everything(" in code, f"{path.name} does not seed its random generators"
     for download in ("urlretrieve", "requests.get", "d2l.download", "torch.hub", "from_pretrained"):
         assert download not in code, f"{path.name} downloads at run time ({download})"
+
+
+# A line of Markdown that starts with ">", "+", "-" or "*" becomes a quote or a list item even
+# inside $...$, which leaves the formula as raw TeX on the page: no wrapped formula may do that.
+_BLOCK_START = re.compile(r"^\s*(?:>|[-+*]\s)")
+
+
+def _math_wrapped_block_starts(markdown: str) -> list[str]:
+    offenders = []
+    for cell_text in markdown.split("\n\n"):
+        open_dollars = 0
+        for line in cell_text.splitlines():
+            if open_dollars % 2 and _BLOCK_START.match(line):
+                offenders.append(line.strip())
+            open_dollars += len(re.findall(r"(?<![\\$])\$(?!\$)", line))
+    return offenders
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+def test_no_inline_formula_is_broken_by_a_line_start(path: Path) -> None:
+    offenders = [
+        line for cell in _cells(path) if cell["cell_type"] == "markdown"
+        for line in _math_wrapped_block_starts("".join(cell["source"]))
+    ]
+    assert not offenders, f"{path.name}: reflow so these lines do not start inside a formula: {offenders}"
+
+
+def test_the_line_start_check_catches_a_wrapped_inequality() -> None:
+    assert _math_wrapped_block_starts("weights: $a^\\top b\n> 0$ makes") == ["> 0$ makes"]
+    assert _math_wrapped_block_starts("$a$ and\n> a quote") == []
+    assert _math_wrapped_block_starts("$$\nx\n- y\n$$") == []

@@ -16,6 +16,7 @@ Modules, one per family of position methods:
 - :mod:`posenc.benchmark`: timings of the RoPE implementations
 - :mod:`posenc.experiments`: tasks, a tiny causal transformer, training and evaluation (Part V)
 - :mod:`posenc.exercises`: auto-checkers for the coding exercises, with diagnostic feedback
+  (a subpackage: shared machinery in :mod:`posenc.exercises.checking`, one module per family)
 
 Every public name is importable from ``posenc`` directly, except the checkers of
 :mod:`posenc.exercises`, which are imported from that module.

@@ -3,15 +3,15 @@
 Writes, under the output directory (default ``_build/student``):
 
 - ``source/``: a copy of the book's sources whose notebooks have no solutions (see
-  ``strip_solutions`` in ``_ext/exercise_catalog.py``) and whose configuration names the
+  ``strip_solutions`` in :mod:`bookkit.exercise_catalog`) and whose configuration names the
   edition and has no launch buttons (they would open the full notebooks);
 - ``notebooks/``: the same stripped notebooks, without outputs, to hand out.
 
-``make student`` runs this script and then builds ``source/`` into ``_build/student/_build/html``;
+``make student`` runs this module and then builds ``source/`` into ``_build/student/_build/html``;
 that build executes every student notebook top to bottom and fails if one raises.
 
 Usage:
-    python scripts/student_edition.py [OUTPUT_DIR]
+    python -m bookkit.student_edition [OUTPUT_DIR]
 """
 
 from __future__ import annotations
@@ -24,10 +24,9 @@ from pathlib import Path
 import nbformat
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "_ext"))
+from bookkit.exercise_catalog import chapter_docnames, strip_solutions
 
-from exercise_catalog import chapter_docnames, strip_solutions  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]  # tools/bookkit/ -> the repository
 
 BOOK_SOURCES = ("_config.yml", "_toc.yml", "_ext", "_static", "book", "notebooks")
 EDITION_NOTE = "student edition"

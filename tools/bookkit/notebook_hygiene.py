@@ -3,43 +3,70 @@
 Every notebook in ``notebooks/`` must
   - be committed without outputs or execution counts (the build executes it), and
   - start with the bootstrap cell generated from ``_config.yml``'s ``repository.url``: hidden
-    on the website (tag ``remove-cell``), it installs ``posenc`` and d2l when the notebook runs
-    outside this repository (Colab, a bare Jupyter) and does nothing here.
+    on the website (tag ``remove-cell``), it installs ``posenc`` (and d2l, in the chapters that
+    import it) when the notebook runs outside this repository (Colab, a bare Jupyter) and does
+    nothing here.
 
 Usage:
-    python scripts/notebook_hygiene.py          # report problems, exit 1 if any
-    python scripts/notebook_hygiene.py --fix    # strip outputs and (re)write the bootstrap cell
+    python -m bookkit.notebook_hygiene          # report problems, exit 1 if any
+    python -m bookkit.notebook_hygiene --fix    # strip outputs and (re)write the bootstrap cell
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # tools/bookkit/ -> the repository
 NOTEBOOKS = ROOT / "notebooks"
 BOOTSTRAP_TAG = "remove-cell"
 D2L_VERSION = "1.0.3"
 
 
-def bootstrap_source(config_path: Path = ROOT / "_config.yml") -> str:
-    """The source of the first cell of every notebook, built from ``repository.url`` and ``branch``."""
+_IMPORTS_D2L = re.compile(r"^\s*(?:from|import)\s+d2l\b", re.MULTILINE)
+
+
+def bootstrap_source(config_path: Path = ROOT / "_config.yml", *, d2l: bool = True) -> str:
+    """The source of a notebook's first cell, built from ``repository.url`` and ``branch``.
+
+    With ``d2l=False`` (a chapter that does not import d2l) the cell installs ``posenc`` only.
+    """
     repository = yaml.safe_load(config_path.read_text(encoding="utf-8"))["repository"]
     url, branch = repository["url"].rstrip("/"), repository.get("branch", "main")
-    return (
-        "# Outside this repository (e.g. on Colab) install the book's helper package and d2l;\n"
-        "# here both are already installed and this cell does nothing.\n"
+    what, here = ("the book's helper package and d2l", "both are") if d2l else ("the book's helper package", "it is")
+    source = (
+        f"# Outside this repository (e.g. on Colab) install {what};\n"
+        f"# here {here} already installed and this cell does nothing.\n"
         "import importlib.util\n"
         "\n"
         'if importlib.util.find_spec("posenc") is None:\n'
-        f'    %pip install --quiet "posenc @ git+{url}@{branch}"\n'
-        'if importlib.util.find_spec("d2l") is None:\n'
-        f"    %pip install --quiet --no-deps d2l=={D2L_VERSION}"
+        f'    %pip install --quiet "posenc @ git+{url}@{branch}"'
     )
+    if d2l:
+        source += (
+            '\nif importlib.util.find_spec("d2l") is None:\n'
+            f"    %pip install --quiet --no-deps d2l=={D2L_VERSION}"
+        )
+    return source
+
+
+def imports_d2l(path: Path) -> bool:
+    """Whether a code cell of the notebook (other than the bootstrap cell) imports d2l."""
+    cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+    return any(
+        cell["cell_type"] == "code" and _IMPORTS_D2L.search(_source(cell)) and "find_spec" not in _source(cell)
+        for cell in cells
+    )
+
+
+def expected_bootstrap(path: Path, config_path: Path = ROOT / "_config.yml") -> str:
+    """The bootstrap cell this notebook must start with."""
+    return bootstrap_source(config_path, d2l=imports_d2l(path))
 
 
 def _source(cell: dict) -> str:
@@ -47,12 +74,12 @@ def _source(cell: dict) -> str:
     return "".join(source) if isinstance(source, list) else source
 
 
-def problems(path: Path, expected_bootstrap: str) -> list[str]:
+def problems(path: Path) -> list[str]:
     """What is wrong with one notebook (empty if nothing)."""
     notebook = json.loads(path.read_text(encoding="utf-8"))
     found = []
     cells = notebook.get("cells", [])
-    if not cells or _source(cells[0]) != expected_bootstrap:
+    if not cells or _source(cells[0]) != expected_bootstrap(path):
         found.append("first cell is not the bootstrap cell generated from _config.yml")
     elif BOOTSTRAP_TAG not in cells[0].get("metadata", {}).get("tags", []):
         found.append(f"bootstrap cell lacks the tag {BOOTSTRAP_TAG!r}")
@@ -66,8 +93,9 @@ def problems(path: Path, expected_bootstrap: str) -> list[str]:
     return found
 
 
-def fix(path: Path, expected_bootstrap: str) -> None:
+def fix(path: Path) -> None:
     """Strip outputs and write the bootstrap cell (replacing an outdated one) in place."""
+    source = expected_bootstrap(path)
     notebook = json.loads(path.read_text(encoding="utf-8"))
     cells = notebook["cells"]
     bootstrap = {
@@ -76,7 +104,7 @@ def fix(path: Path, expected_bootstrap: str) -> None:
         "id": "bootstrap",
         "metadata": {"tags": [BOOTSTRAP_TAG]},
         "outputs": [],
-        "source": expected_bootstrap.splitlines(keepends=True),
+        "source": source.splitlines(keepends=True),
     }
     if cells and cells[0]["cell_type"] == "code" and "importlib.util.find_spec" in _source(cells[0]):
         cells[0] = bootstrap
@@ -97,12 +125,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="Check or fix the committed form of the notebooks.")
     parser.add_argument("--fix", action="store_true", help="strip outputs and write the bootstrap cell")
     args = parser.parse_args()
-    expected = bootstrap_source()
     failed = False
     for path in sorted(NOTEBOOKS.glob("*.ipynb")):
         if args.fix:
-            fix(path, expected)
-        for problem in problems(path, expected):
+            fix(path)
+        for problem in problems(path):
             print(f"{path.relative_to(ROOT)}: {problem}")
             failed = True
     return 1 if failed else 0

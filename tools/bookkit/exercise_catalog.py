@@ -6,7 +6,7 @@ One parser serves three users:
   its number, title, kind and auto-checker;
 - the ``{study-plan}`` directive (the instructor guide): per chapter, the amount of prose and
   code, the exercises by kind and a suggested study time computed from a stated rule;
-- ``scripts/student_edition.py``: :func:`strip_solutions` removes every solution from a
+- :mod:`bookkit.student_edition`: :func:`strip_solutions` removes every solution from a
   notebook, so the student edition contains the exercises but no solution text.
 
 Conventions the chapters follow (``tests/test_notebooks.py`` checks them):

@@ -1,0 +1,174 @@
+"""The nbgrader course (``make assignments``): generated from the chapters, and graded end to end.
+
+The nbgrader steps run when ``COURSE_DIR`` names the course ``make assignments`` generated and
+``NBGRADER`` its nbgrader command (the target sets both); ``make unit`` checks only the generated
+sources. The round trip autogrades, in a copy
+of the course, two submissions of the sinusoidal chapter: one made from the book's solutions
+(full marks) and one with a typical mistake, the ``base`` argument ignored (partial marks, and
+the checker's diagnosis in the feedback the student receives).
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import nbformat
+import pytest
+from bookkit import exercise_catalog as catalog
+from bookkit.assignments import POINTS, build_course
+
+ROOT = Path(__file__).resolve().parent.parent
+COURSE_DIR = os.environ.get("COURSE_DIR")
+NBGRADER = os.environ.get("NBGRADER")
+ROUND_TRIP = "03_sinusoidal"
+BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+
+needs_nbgrader = pytest.mark.skipif(COURSE_DIR is None or NBGRADER is None, reason="run through make assignments")
+
+
+@pytest.fixture(scope="module")
+def source_course(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The course ``make assignments`` generated or, in ``make unit``, its sources written here."""
+    if COURSE_DIR:
+        return Path(COURSE_DIR)
+    course = tmp_path_factory.mktemp("sources") / "course"
+    build_course(course)
+    return course
+
+
+def _graded_exercises() -> dict[str, list[catalog.Exercise]]:
+    chapters = catalog.read_book(ROOT, ROOT / "_toc.yml")
+    return {
+        Path(chapter.docname).name: [exercise for exercise in chapter.exercises if exercise.checkers]
+        for chapter in chapters
+        if any(exercise.checkers for exercise in chapter.exercises)
+    }
+
+
+def _cells(path: Path, kind: str) -> list[nbformat.NotebookNode]:
+    """The answer (``solution``) or test (``grade``) cells of an nbgrader notebook."""
+    notebook = nbformat.read(path, as_version=4)
+    return [cell for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get(kind)]
+
+
+def _nbgrader(course: Path, *args: str) -> None:
+    # nbgrader runs alembic (its database migrations) from PATH: put its environment first.
+    nbgrader_bin = str(Path(NBGRADER or "").absolute().parent)
+    path = f"{nbgrader_bin}:{os.environ['PATH']}"
+    environment = {**os.environ, "JUPYTER_PATH": str(course / "jupyter"), "PATH": path}
+    result = subprocess.run(
+        [str(Path(NBGRADER or "").absolute()), *args, "--log-level=WARN"],
+        cwd=course, env=environment, capture_output=True, text=True, check=False, timeout=900,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_checked_exercise_is_an_answer_and_a_test_worth_its_difficulty(source_course: Path) -> None:
+    course = source_course
+    expected = _graded_exercises()
+    assert sorted(path.name for path in (course / "source").iterdir()) == sorted(expected)
+    for name, exercises in expected.items():
+        source = course / "source" / name / f"{name}.ipynb"
+        answers, tests = _cells(source, "solution"), _cells(source, "grade")
+        assert [cell.metadata.nbgrader.grade_id for cell in answers] == [f"{e.label}-answer" for e in exercises]
+        assert [cell.metadata.nbgrader.points for cell in tests] == [
+            POINTS[exercise.difficulty or 2] for exercise in exercises
+        ]
+        for answer, test, exercise in zip(answers, tests, exercises, strict=True):
+            assert BEGIN in answer.source and END in answer.source
+            assert exercise.checkers[0] in test.source and "report.score" in test.source
+            assert test.metadata.nbgrader.locked
+
+
+@needs_nbgrader
+def test_student_versions_have_no_solution() -> None:
+    course = Path(COURSE_DIR or "")
+    for name in _graded_exercises():
+        source = _cells(course / "source" / name / f"{name}.ipynb", "solution")
+        release = _cells(course / "release" / name / f"{name}.ipynb", "solution")
+        assert len(release) == len(source)
+        for original, handed_out in zip(source, release, strict=True):
+            solution = original.source.split(BEGIN)[1].split(END)[0]
+            body = [line.strip() for line in solution.splitlines() if line.strip()]
+            assert "raise NotImplementedError()" in handed_out.source
+            assert not [line for line in body if line in handed_out.source], f"{name}: solution in the release"
+        # The student version is the chapter without its solutions: no gated solution is left.
+        text = (course / "release" / name / f"{name}.ipynb").read_text(encoding="utf-8")
+        assert "{solution-start}" not in text and "{solution}" not in text
+
+
+def _base_ignored(answer: str) -> str:
+    """A typical mistake added to the book's answer: the table is always built for base 10000.
+
+    Written as a wrapper, so it does not depend on how the chapter's solution is worded.
+    """
+    name = next(node.name for node in ast.parse(answer).body if isinstance(node, ast.FunctionDef))
+    return (
+        f"{answer}\n\n\n_book_answer = {name}\n\n\n"
+        f"def {name}(seq_len, dim, base=10000.0):\n    return _book_answer(seq_len, dim)\n"
+    )
+
+
+def _submission(course: Path, student: str, *, mistake: Callable[[str], str] | None = None) -> None:
+    """The released notebook with every answer taken from the book (optionally with a mistake)."""
+    source = nbformat.read(course / "source" / ROUND_TRIP / f"{ROUND_TRIP}.ipynb", as_version=4)
+    answers = {
+        cell.metadata.nbgrader.grade_id: "\n".join(
+            line for line in cell.source.splitlines() if line.strip() not in (BEGIN, END)
+        )
+        for cell in source.cells if cell.metadata.get("nbgrader", {}).get("solution")
+    }
+    released = nbformat.read(course / "release" / ROUND_TRIP / f"{ROUND_TRIP}.ipynb", as_version=4)
+    for cell in released.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in answers:
+            cell.source = answers[grade_id]
+            if mistake:
+                cell.source = mistake(cell.source)
+    target = course / "submitted" / student / ROUND_TRIP / f"{ROUND_TRIP}.ipynb"
+    target.parent.mkdir(parents=True)
+    nbformat.write(released, target)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    course = tmp_path_factory.mktemp("course") / "course"
+    # The configuration finds the course root from its own path, so the copy is a course of its own.
+    skipped = shutil.ignore_patterns("submitted", "autograded", "feedback")
+    shutil.copytree(Path(COURSE_DIR or ""), course, ignore=skipped)
+    _submission(course, "solved")
+    _submission(course, "mistaken", mistake=_base_ignored)
+    _nbgrader(course, "autograde", ROUND_TRIP, "--create")
+    _nbgrader(course, "generate_feedback", ROUND_TRIP)
+    _nbgrader(course, "export", "--to", str(course / "grades.csv"))
+    return course
+
+
+def _scores(course: Path) -> dict[str, tuple[float, float]]:
+    with (course / "grades.csv").open(encoding="utf-8") as handle:
+        return {
+            row["student_id"]: (float(row["score"]), float(row["max_score"]))
+            for row in csv.DictReader(handle) if row["assignment"] == ROUND_TRIP
+        }
+
+
+@needs_nbgrader
+def test_the_books_solutions_get_full_marks(graded: Path) -> None:
+    score, max_score = _scores(graded)["solved"]
+    assert max_score == sum(POINTS[e.difficulty or 2] for e in _graded_exercises()[ROUND_TRIP])
+    assert score == max_score
+
+
+@needs_nbgrader
+def test_a_typical_mistake_gets_partial_marks_and_the_checkers_diagnosis(graded: Path) -> None:
+    score, max_score = _scores(graded)["mistaken"]
+    assert 0 < score < max_score
+    feedback = (graded / "feedback" / "mistaken" / ROUND_TRIP / f"{ROUND_TRIP}.html").read_text(encoding="utf-8")
+    assert "your function ignores its base argument" in feedback
+    assert "failed 3 of 8 hidden cases" in feedback

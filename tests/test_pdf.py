@@ -1,0 +1,175 @@
+"""The PDF editions (``make pdf``): complete, typeset, illustrated, and the student one without solutions.
+
+Runs when ``PDF_DIR`` names the directory ``make pdf`` wrote (``make pdf`` sets it); otherwise
+skipped. The evidence of a solution is the same as for the student website
+(``tests/test_exercise_catalog.py``): lines that occur only in a chapter's solutions. The full
+edition must contain most of them, which shows the check can see them at all; the student
+edition must contain none.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from functools import cache
+from pathlib import Path
+
+import nbformat
+import pytest
+from bookkit import exercise_catalog as catalog
+from bookkit.pdf import SOLUTIONS_HEADING, toc_documents
+from pypdf import PdfReader
+
+ROOT = Path(__file__).resolve().parent.parent
+PDF_DIR = os.environ.get("PDF_DIR")
+FULL = "position-in-attention.pdf"
+STUDENT = "position-in-attention-student.pdf"
+CHAPTERS = catalog.read_book(ROOT, ROOT / "_toc.yml")
+# TeX that MathJax would have replaced: a backslash command of the book's formulas, or a
+# display-math delimiter. Code in the book never contains these.
+RAW_TEX = re.compile(r"\\(frac|theta|ell|mathbf|mathrm|sum|begin|end\{|left|right|cdot|top|sqrt|operatorname)\b|\$\$")
+
+pytestmark = pytest.mark.skipif(PDF_DIR is None, reason="set PDF_DIR to the output of make pdf")
+
+
+@cache
+def _reader(name: str) -> PdfReader:
+    path = Path(PDF_DIR or "") / name
+    if not path.is_file():
+        pytest.fail(f"{path} does not exist: run make pdf")
+    return PdfReader(path)
+
+
+@cache
+def _pages(name: str) -> tuple[str, ...]:
+    return tuple(page.extract_text() or "" for page in _reader(name).pages)
+
+
+TYPOGRAPHY = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-", "…": "..."})
+
+
+def _squeezed(text: str) -> str:
+    """Text as comparable across source and PDF: ligatures and Sphinx's smart quotes undone,
+    without whitespace (the PDF's line breaks fall where the page ends, not where the source's do)."""
+    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text).translate(TYPOGRAPHY))
+
+
+def _chapter_titles() -> list[str]:
+    titles = []
+    for chapter in CHAPTERS:
+        notebook = nbformat.read(ROOT / f"{chapter.docname}.ipynb", as_version=4)
+        heading = next(
+            line for cell in notebook.cells if cell.cell_type == "markdown"
+            for line in cell.source.splitlines() if line.startswith("# ")
+        )
+        titles.append(heading[2:].strip())
+    return titles
+
+
+def _solution_evidence(chapter: catalog.Chapter) -> list[str]:
+    notebook = nbformat.read(ROOT / f"{chapter.docname}.ipynb", as_version=4)
+    stripped, _ = catalog.strip_solutions(notebook)
+    kept = "\n".join(cell.source for cell in stripped.cells)
+    # List markers are rendered, not printed as typed.
+    lines = {
+        re.sub(r"^(\d+\.|[-*]) ", "", line.strip()) for cell in notebook.cells for line in cell.source.splitlines()
+    }
+    return sorted(
+        line for line in lines
+        if len(line) >= 40 and line not in kept and not set("$`{}*_[]\\<>") & set(line)
+    )
+
+
+@pytest.mark.parametrize("name", [FULL, STUDENT])
+def test_every_chapter_is_there_numbered_in_order(name: str) -> None:
+    text = _squeezed("\n".join(_pages(name)))
+    positions = []
+    for number, title in enumerate(_chapter_titles(), start=1):
+        heading = _squeezed(f"{number}. {title}")
+        assert heading in text, f"{name}: chapter {number} ({title!r}) is missing"
+        positions.append(text.index(heading))
+    assert positions == sorted(positions)
+
+
+@pytest.mark.parametrize("name", [FULL, STUDENT])
+def test_contents_and_outline_list_every_page_of_the_book(name: str) -> None:
+    reader = _reader(name)
+    pages = _pages(name)
+    assert 150 <= len(pages) <= 1500, f"{name} has {len(pages)} pages"
+    contents = "\n".join(pages[1:4])
+    assert "Contents" in contents
+    outline_titles: list[str] = []
+
+    def walk(items: list) -> None:
+        for item in items:
+            if isinstance(item, list):
+                walk(item)
+            else:
+                outline_titles.append(item.title)
+
+    walk(reader.outline)
+    parts = {part for part, _ in toc_documents(ROOT / "_toc.yml") if part}
+    assert parts <= set(outline_titles)
+    assert len(outline_titles) == len(parts) + len(toc_documents(ROOT / "_toc.yml"))
+    for number, title in enumerate(_chapter_titles(), start=1):
+        assert f"{number}. {title}" in outline_titles
+        # The contents give the page where the outline says the chapter starts.
+        entry = next(item for item in _flat(reader.outline) if item.title == f"{number}. {title}")
+        first_page = reader.get_destination_page_number(entry) + 1
+        entry_line = _squeezed(f"{number}. {title} {first_page}")
+        assert entry_line in {_squeezed(line) for line in contents.splitlines()}, (name, title, first_page)
+        assert _squeezed(title) in _squeezed(pages[first_page - 1])
+
+
+def _flat(items: list) -> list:
+    return [leaf for item in items for leaf in (_flat(item) if isinstance(item, list) else [item])]
+
+
+@pytest.mark.parametrize("name", [FULL, STUDENT])
+def test_formulas_are_typeset(name: str) -> None:
+    for number, text in enumerate(_pages(name), start=1):
+        assert "MathJax" not in text and "Math input error" not in text, f"{name}, page {number}"
+        for line in text.splitlines():
+            # Prose has Sphinx's curly quotes; a straight quote marks code, where TeX in a
+            # matplotlib label (r"$\Pi A$") is meant to stay raw.
+            raw = RAW_TEX.search(line) if not set("'\"") & set(line) else None
+            assert raw is None, f"{name}, page {number}: raw TeX {raw.group(0)!r} in {line!r}"
+
+
+@pytest.mark.parametrize("name", [FULL, STUDENT])
+def test_figures_are_embedded(name: str) -> None:
+    """Every chapter's pages carry images: its figures, printed from the PNGs of the build."""
+    reader = _reader(name)
+    parts = {part for part, _ in toc_documents(ROOT / "_toc.yml") if part}
+    starts = sorted(
+        (reader.get_destination_page_number(item), item.title)
+        for item in _flat(reader.outline)
+        if item.title not in parts
+    )
+    figures = 0
+    for (first, title), (following, _) in zip(starts, [*starts[1:], (len(reader.pages), "")], strict=True):
+        images = sum(len(page.images) for page in reader.pages[first:following])
+        figures += images
+        if re.match(r"\d+\. ", title):
+            assert images >= 2, f"{name}: chapter {title!r} has {images} images"
+    assert figures >= 40, f"{name}: {figures} images in all"
+
+
+def test_the_full_edition_has_every_solution_and_the_student_edition_none() -> None:
+    full = _squeezed("\n".join(_pages(FULL)))
+    student = _squeezed("\n".join(_pages(STUDENT)))
+    assert SOLUTIONS_HEADING in "\n".join(_pages(FULL))
+    assert SOLUTIONS_HEADING not in "\n".join(_pages(STUDENT))
+    for chapter in CHAPTERS:
+        evidence = _solution_evidence(chapter)
+        assert len(evidence) >= len(chapter.exercises), f"{chapter.docname}: too little solution text to test"
+        found = [line for line in evidence if _squeezed(line) in full]
+        assert len(found) >= 0.8 * len(evidence), (
+            f"{chapter.docname}: only {len(found)} of {len(evidence)} solution lines found in the full PDF"
+        )
+        leaked = [line for line in evidence if _squeezed(line) in student]
+        assert leaked == [], f"{chapter.docname}: solution text in the student PDF: {leaked[:3]}"
+    for chapter in CHAPTERS:
+        for exercise in chapter.exercises:
+            assert _squeezed(exercise.title) in student, f"exercise {exercise.label} missing from the student PDF"

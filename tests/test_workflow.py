@@ -1,0 +1,98 @@
+"""The GitHub Actions workflow (``.github/workflows/book.yml``): valid, and doing what the README says.
+
+``actionlint`` (pinned in ``requirements.txt``; its wheel ships the binary) checks the syntax,
+the expressions, the job graph and the inputs of the actions it knows. The other tests pin the
+parts that are ours: ``make test`` then ``make pdf``, the site that ``make test`` built and checked
+is the one published, the PDFs are uploaded, and only a push to ``main`` deploys.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+BOOK_WORKFLOW = ROOT / ".github" / "workflows" / "book.yml"
+
+
+def _actionlint() -> str:
+    found = shutil.which("actionlint", path=str(Path(sys.executable).parent)) or shutil.which("actionlint")
+    if found is None:
+        pytest.fail("actionlint is missing: it is pinned in requirements.txt (make env installs it)")
+    return found
+
+
+def _lint(*paths: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [_actionlint(), "-color=false", "-shellcheck=", "-pyflakes=", *map(str, paths)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+
+
+def _workflow() -> dict:
+    # YAML 1.1 reads the key `on` as True; keep it a string.
+    return yaml.load(BOOK_WORKFLOW.read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
+
+
+def _steps(job: str) -> list[dict]:
+    return _workflow()["jobs"][job]["steps"]
+
+
+def _make_variable(name: str) -> str:
+    match = re.search(rf"^{name} := (\S+)$", (ROOT / "Makefile").read_text(encoding="utf-8"), flags=re.MULTILINE)
+    assert match, f"the Makefile defines no {name}"
+    return match.group(1)
+
+
+def test_workflows_pass_actionlint() -> None:
+    assert BOOK_WORKFLOW in WORKFLOWS
+    result = _lint(*WORKFLOWS)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_actionlint_rejects_a_broken_workflow(tmp_path: Path) -> None:
+    """The check is real: a misspelt key and an unknown job dependency are both reported."""
+    broken = BOOK_WORKFLOW.read_text(encoding="utf-8").replace("runs-on:", "run-on:", 1)
+    broken = broken.replace("needs: test", "needs: tests", 1)
+    workflow_dir = tmp_path / ".github" / "workflows"
+    workflow_dir.mkdir(parents=True)
+    (workflow_dir / "book.yml").write_text(broken, encoding="utf-8")
+    result = _lint(workflow_dir / "book.yml")
+    assert result.returncode != 0
+    assert "run-on" in result.stdout and "tests" in result.stdout, result.stdout
+
+
+def test_the_workflow_tests_then_prints_the_pdf() -> None:
+    commands = [step["run"].strip() for step in _steps("test") if "run" in step]
+    assert commands[0] == "make test"
+    assert commands[1].startswith("make pdf")
+
+
+def test_the_published_site_is_the_one_make_test_checked() -> None:
+    site = f"{_make_variable('TEST_OUTPUT')}/_build/html"
+    uploads = [step for step in _steps("test") if step.get("uses", "").startswith("actions/upload-pages-artifact@")]
+    assert len(uploads) == 1 and uploads[0]["with"]["path"] == site
+    pdf = [step for step in _steps("test") if step.get("uses", "").startswith("actions/upload-artifact@")]
+    assert len(pdf) == 1 and pdf[0]["with"]["path"] == "_build/pdf/*.pdf"
+    assert f"PDF_SITE={site}" in next(step["run"] for step in _steps("test") if "make pdf" in step.get("run", ""))
+
+
+def test_only_a_push_to_main_deploys() -> None:
+    workflow = _workflow()
+    assert workflow["permissions"] == {"contents": "read"}
+    deploy = workflow["jobs"]["deploy"]
+    assert deploy["needs"] == "test"
+    assert deploy["if"] == "github.event_name == 'push' && github.ref == 'refs/heads/main'"
+    assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
+    assert [step["uses"].split("@")[0] for step in deploy["steps"]] == ["actions/deploy-pages"]
+    assert "permissions" not in workflow["jobs"]["test"], "the test job keeps the read-only token"
