@@ -16,6 +16,7 @@ import transformers
 from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
 from posenc import (
+    apply_rope,
     dynamic_ntk_frequencies,
     llama3_frequencies,
     ntk_frequencies,
@@ -172,6 +173,17 @@ def test_pi_keeps_every_angle_of_the_long_context_in_the_trained_range(dim, base
     # the cost: neighbouring positions are 1/s apart, their angles differ by theta_l / s
     steps = angles.diff(dim=0)
     torch.testing.assert_close(steps, (theta / factor).expand_as(steps), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+@pytest.mark.parametrize("factor", [2.0, 8.0, 3.5])
+def test_pi_frequencies_are_interpolated_positions(layout, factor):
+    """Rotating with theta / s is rotating position m to m / s (the definition of PI)."""
+    x = torch.randn(2, 7, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    positions = torch.tensor([0, 1, 5, 100, 4095, 4096, 32767])
+    by_frequency = apply_rope(x, positions, layout=layout, frequencies=pi_frequencies(16, factor=factor))
+    by_position = apply_rope(x, positions.double() / factor, layout=layout)
+    torch.testing.assert_close(by_frequency, by_position, rtol=0.0, atol=1e-12)
 
 
 @pytest.mark.parametrize(("dim", "base", "factor"), list(itertools.product(DIMS, BASES, (1.5, 2.0, 8.0, 64.0))))

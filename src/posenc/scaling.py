@@ -119,8 +119,9 @@ def dynamic_ntk_frequencies(
     ``transformers``' ``dynamic`` type uses the effective scale
     :math:`s_n = s\,n/L - (s - 1)` and the base :math:`b\,s_n^{d/(d-2)}`. While
     :math:`n \le L` the frequencies are the original ones (:math:`n` is raised to :math:`L`);
-    at :math:`n = L` the scale is 1 and it grows linearly to reach :math:`s` at :math:`n = L`
-    and :math:`2s - 1` at :math:`n = 2L`. In ``transformers`` :math:`L` is the config's
+    beyond, the scale :math:`1 + s\,(n/L - 1)` grows linearly with slope :math:`s/L`, so
+    ``factor`` is a slope rather than a target: the scale is :math:`2s - 1` at :math:`n = 2L`
+    and :math:`s^2 - s + 1` at :math:`n = sL`. In ``transformers`` :math:`L` is the config's
     ``max_position_embeddings``.
 
     Because the frequencies change with ``seq_len``, keys cached under one length and queries
