@@ -3,7 +3,8 @@
 Times forward + backward (fp32, CPU, one thread) of ``MultiHeadSelfAttention(...,
 need_weights=False)`` and of :class:`PlainAttention`, a layer written from torch primitives
 around :func:`torch.nn.functional.scaled_dot_product_attention` with its position tables
-precomputed, and prints the ratio for ``position="rope"`` and ``"alibi"`` (causal).
+precomputed, and prints the ratio for ``position="rope"`` and ``"alibi"`` (causal); the last
+column is the ratio of the weights-returning path (``need_weights=True``), for comparison.
 
 Usage: python benchmarks/attention_speed.py [--shape 16 256 128 4] [--min-run-time 2.0]
 """
@@ -62,7 +63,7 @@ def main() -> None:
     torch.manual_seed(0)
     print(f"Machine: {describe_machine()}")
     print(f"Forward + backward, fp32, causal, (B, L, D, h) = {tuple(args.shape)}\n")
-    print(f"{'position':<10}{'posenc (ms)':>13}{'plain (ms)':>12}{'ratio':>8}")
+    print(f"{'position':<10}{'posenc (ms)':>13}{'plain (ms)':>12}{'ratio':>8}{'with weights':>15}")
     x = torch.randn(batch, seq_len, embed_dim, requires_grad=True)
     for position in ("rope", "alibi"):
         ours = MultiHeadSelfAttention(embed_dim, num_heads, position=position)
@@ -79,7 +80,15 @@ def main() -> None:
         steps = (step_ours, step_plain, step_ours, step_plain)
         times = [median_time(step, min_run_time=args.min_run_time) for step in steps]
         ours_ms, plain_ms = 1e3 * min(times[0], times[2]), 1e3 * min(times[1], times[3])
-        print(f"{position:<10}{ours_ms:>13.2f}{plain_ms:>12.2f}{ours_ms / plain_ms:>7.2f}x")
+
+        def step_weights(layer: nn.Module = ours) -> None:
+            layer(x, causal=True, need_weights=True)[0].sum().backward()
+
+        # For comparison: the path that also returns the weights (explicit softmax).
+        weights_ms = 1e3 * median_time(step_weights, min_run_time=args.min_run_time)
+        print(
+            f"{position:<10}{ours_ms:>13.2f}{plain_ms:>12.2f}{ours_ms / plain_ms:>7.2f}x{weights_ms / plain_ms:>14.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -63,7 +63,7 @@ def test_the_makefile_gives_the_training_chapter_240_seconds_and_every_other_60(
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert re.search(r"^NOTEBOOK_BUDGET_SECONDS := 60$", makefile, flags=re.MULTILINE)
     assert re.search(rf"^TRAINING_BUDGET := --notebook-budget {TRAINING_CHAPTER}=240$", makefile, flags=re.MULTILINE)
-    # (the notebook itself: see test_notebooks)
+    assert (ROOT / "notebooks" / TRAINING_CHAPTER).is_file()
     # Every report the Makefile runs applies it.
     reports = re.findall(r"execution_report\.py[^\n]*", makefile.replace("\\\n", " "))
     assert len(reports) == 3 and all("$(TRAINING_BUDGET)" in report for report in reports)

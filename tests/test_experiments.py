@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
@@ -27,6 +28,15 @@ from posenc.experiments import (
 
 #: A configuration small enough to train in well under a second.
 SMALL = dict(dim=16, num_heads=2, num_layers=1, train_len=12, steps=4, batch_size=4)
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """These models are tiny: on a busy machine a second thread makes them 10-20 times slower."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 def generator(seed=0):
@@ -209,7 +219,7 @@ def test_random_offsets_grow_the_learned_table_and_train():
 def test_train_or_load_caches_by_config_and_seed(tmp_path, monkeypatch):
     monkeypatch.setenv("POSENC_CACHE_DIR", str(tmp_path))
     config = TrainConfig(task="recall", position="rope", **SMALL)
-    path = cache_path(config, 3)
+    path = Path(cache_path(config, 3))
     assert path.parent == tmp_path and not path.exists()
     trained = train_or_load(config, 3, progress=False)
     assert not trained.from_cache and path.is_file()
@@ -220,7 +230,7 @@ def test_train_or_load_caches_by_config_and_seed(tmp_path, monkeypatch):
     # Any change of config or seed is a different file.
     assert cache_path(config, 4) != path
     assert cache_path(replace(config, steps=5), 3) != path
-    assert cache_path(config, 3, tmp_path / "elsewhere").parent == tmp_path / "elsewhere"
+    assert Path(cache_path(config, 3, tmp_path / "elsewhere")).parent == tmp_path / "elsewhere"
 
 
 def test_training_writes_nothing_to_stderr_when_not_interactive(capfd, monkeypatch):

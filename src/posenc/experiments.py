@@ -459,7 +459,7 @@ def train(
     return TrainingRun(config, seed, model.cpu().eval(), losses, seconds)
 
 
-def cache_path(config: TrainConfig, seed: int, cache_dir: str | os.PathLike[str] | None = None) -> Path:
+def cache_path(config: TrainConfig, seed: int, cache_dir: str | None = None) -> str:
     """Where :func:`train_or_load` keeps the weights of ``(config, seed)``.
 
     The file name is a hash of every field of ``config``, the seed and the cache format, so a
@@ -469,23 +469,22 @@ def cache_path(config: TrainConfig, seed: int, cache_dir: str | os.PathLike[str]
     Args:
         config: the training configuration.
         seed: the training seed.
-        cache_dir: optional directory.
+        cache_dir: optional directory (a string or a ``pathlib.Path``).
 
     Returns:
-        The path of the ``.pt`` file (which may not exist yet).
+        The path of the ``.pt`` file (which may not exist yet), as a string.
     """
-    if cache_dir is None:
-        cache_dir = os.environ.get("POSENC_CACHE_DIR") or Path.home() / ".cache" / "posenc"
+    directory = cache_dir or os.environ.get("POSENC_CACHE_DIR") or Path.home() / ".cache" / "posenc"
     key = json.dumps({"config": asdict(config), "seed": seed, "format": _CACHE_FORMAT}, sort_keys=True)
     digest = hashlib.sha256(key.encode()).hexdigest()[:20]
-    return Path(cache_dir) / f"{config.task}-{config.position}-seed{seed}-{digest}.pt"
+    return str(Path(directory) / f"{config.task}-{config.position}-seed{seed}-{digest}.pt")
 
 
 def train_or_load(
     config: TrainConfig,
     seed: int,
     *,
-    cache_dir: str | os.PathLike[str] | None = None,
+    cache_dir: str | None = None,
     device: torch.device | str | None = None,
     progress: bool | None = None,
 ) -> TrainingRun:
@@ -512,7 +511,7 @@ def train_or_load(
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
     seed = check_int("seed", seed, minimum=0)
-    path = cache_path(config, seed, cache_dir)
+    path = Path(cache_path(config, seed, cache_dir))
     if path.is_file():
         saved = torch.load(path, map_location="cpu", weights_only=True)
         model = build_model(config)

@@ -102,6 +102,7 @@ class MultiHeadSelfAttention(nn.Module):
         self.relative_values: RelativePositionEmbedding | None = None
         self.relative_bias: T5RelativePositionBias | None = None
         self.rotary: RotaryEmbedding | None = None
+        self._alibi_cache: tuple[tuple[object, ...], torch.Tensor] | None = None
         if position == "sinusoidal":
             self.input_encoding = SinusoidalPositionalEncoding(embed_dim, base=base)
         elif position == "learned":
@@ -177,7 +178,7 @@ class MultiHeadSelfAttention(nn.Module):
         q, k, v = (self._split_heads(t) for t in self.qkv(x).chunk(3, dim=-1))
         if self.rotary is not None:
             q, k = self.rotary(q, positions), self.rotary(k, positions)
-        bias = self._position_bias(seq_len, positions, x)
+        bias = None if self._fused_alibi(need_weights, positions, mask) else self._position_bias(seq_len, positions, x)
         if self.relative_keys is not None and self.relative_values is not None:
             key_embeddings, value_embeddings = self._shaw_embeddings(seq_len, positions)
             output, weights = shaw_attention(
@@ -189,7 +190,9 @@ class MultiHeadSelfAttention(nn.Module):
                 q, k, v, mask=self._full_mask(mask, causal, seq_len, x.device), bias=bias
             )
             return self.out(self._merge_heads(output)), weights
-        if bias is None and mask is None:
+        if self._fused_alibi(need_weights, positions, mask):
+            output = F.scaled_dot_product_attention(q, k, v, attn_mask=self._alibi_mask(seq_len, causal, q))
+        elif bias is None and mask is None:
             output = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
         else:
             attn_mask: torch.Tensor | None = self._full_mask(mask, causal, seq_len, x.device)
@@ -199,10 +202,26 @@ class MultiHeadSelfAttention(nn.Module):
             output = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)
         return self.out(self._merge_heads(output)), None
 
+    def _fused_alibi(self, need_weights: bool, positions: torch.Tensor | None, mask: torch.Tensor | None) -> bool:
+        """Whether the fused path can use the cached ALiBi mask (default positions, no user mask)."""
+        return self.position == "alibi" and not need_weights and positions is None and mask is None
+
+    def _alibi_mask(self, seq_len: int, causal: bool, q: torch.Tensor) -> torch.Tensor:
+        """ALiBi's bias with the causal mask folded in (``-inf``), as one float ``attn_mask``.
+
+        It depends on nothing learned, so the last one is kept (training calls it with the same
+        length every step): a plain fused-attention layer caches it the same way.
+        """
+        key = (seq_len, causal, q.device, q.dtype)
+        if self._alibi_cache is None or self._alibi_cache[0] != key:
+            bias = alibi_bias(self.num_heads, seq_len).to(q.device, q.dtype)
+            if causal:
+                bias = bias.masked_fill(~causal_mask(seq_len, device=q.device), float("-inf"))
+            self._alibi_cache = (key, bias)
+        return self._alibi_cache[1]
+
     @staticmethod
-    def _full_mask(
-        mask: torch.Tensor | None, causal: bool, seq_len: int, device: torch.device
-    ) -> torch.Tensor | None:
+    def _full_mask(mask: torch.Tensor | None, causal: bool, seq_len: int, device: torch.device) -> torch.Tensor | None:
         if not causal:
             return mask
         causal_part = causal_mask(seq_len, device=device)
@@ -215,9 +234,7 @@ class MultiHeadSelfAttention(nn.Module):
             return relative_positions(seq_len).to(device)
         return positions[None, :] - positions[:, None]
 
-    def _position_bias(
-        self, seq_len: int, positions: torch.Tensor | None, x: torch.Tensor
-    ) -> torch.Tensor | None:
+    def _position_bias(self, seq_len: int, positions: torch.Tensor | None, x: torch.Tensor) -> torch.Tensor | None:
         """The ``(h, L, L)`` bias of ``t5`` or ``alibi`` at these positions (None otherwise)."""
         if self.relative_bias is not None:
             if positions is None:
