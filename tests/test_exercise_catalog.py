@@ -155,6 +155,12 @@ def test_the_catalog_lists_every_chapter_in_order() -> None:
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda chapter: chapter.docname)
+def test_every_exercise_has_a_difficulty(chapter: catalog.Chapter) -> None:
+    unlabelled = [exercise.label for exercise in chapter.exercises if exercise.difficulty is None]
+    assert not unlabelled, f"add '· Difficulty: ★…' to the Kind line of {unlabelled}"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda chapter: chapter.docname)
 def test_every_exercise_has_exactly_one_solution_with_the_matching_label(chapter: catalog.Chapter) -> None:
     notebook = nbformat.read(ROOT / f"{chapter.docname}.ipynb", as_version=4)
     _, removed = catalog.strip_solutions(notebook)

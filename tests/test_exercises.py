@@ -365,9 +365,9 @@ def test_sinusoidal_float32_angles_pass_with_a_precision_note(fn):
         (make_sinusoidal(fixed_base=10000.0), ["ignores its base argument", "base=500"]),
         (make_sinusoidal(fixed_base=2000.0), ["fits base 2000 instead of 10000"]),
         (make_sinusoidal(layout="concatenated"), ["concatenated layout", "interleaved layout"]),
-        (make_sinusoidal(exponent=1), ["base^(-k/dim) instead of", "2k"]),
+        (make_sinusoidal(exponent=1), ["base^(-ℓ/dim) instead of", "2ℓ"]),
         (make_sinusoidal(offset=1), ["positions start at 1 instead of 0"]),
-        (make_sinusoidal(cos_first=True, exponent=1), ["sine and cosine are swapped", "base^(-k/dim)"]),
+        (make_sinusoidal(cos_first=True, exponent=1), ["sine and cosine are swapped", "base^(-ℓ/dim)"]),
         (make_sinusoidal(angle_dtype=torch.float16), ["not accurate enough", "half precision"]),
     ],
 )
@@ -590,7 +590,7 @@ def rope_evens_odds(x, positions=None, base=10000.0):  # ex-ropeb-2, the seed bu
 
 
 def squared_positions_rope(x, positions=None, base=10000.0):
-    """A rotation by m²·θ_k: norms are preserved, but scores are not relative."""
+    """A rotation by m²·θ_ℓ: norms are preserved, but scores are not relative."""
     positions = torch.arange(x.shape[-2]) if positions is None else positions
     return pairs_rope(x, positions.to(torch.float64) ** 2, base=base)
 
@@ -634,10 +634,10 @@ def test_rope_float32_angles_pass_with_a_precision_note():
                            "check which coordinates you pair with which angle"]),
         (make_rope(sign=-1), ["rotate the wrong way", "position -m"]),
         (make_rope(layout="half"), ["you implemented the half layout, but this exercise asks for interleaved pairs "
-                                    "(2k, 2k+1)"]),
+                                    "(2ℓ, 2ℓ+1)"]),
         (make_rope(use_positions=False), ["ignores its positions argument"]),
         (make_rope(use_base=False), ["ignores its base argument", "base=500"]),
-        (make_rope(exponent=1), ["base^(-k/d) instead of"]),
+        (make_rope(exponent=1), ["base^(-ℓ/d) instead of"]),
         (squared_positions_rope, ["scores are not relative", "same offset"]),
         (make_rope(angle_dtype=torch.float16), ["not accurate enough", "half precision"]),
         (two_dimensional_rope, ["x of shape (2, 3, 5, 16)", "raised ValueError", "leading batch and head dimensions"]),
@@ -655,7 +655,7 @@ def test_rope_mistakes_are_diagnosed(fn, phrases):
 def test_rope_interleaved_code_fails_the_half_checker_with_the_layout_named():
     assert_fails_with(
         check_apply_rope(reference_rope, layout="half"),
-        "you implemented the interleaved layout, but this exercise asks for pairs (k, k + d/2) of the half layout",
+        "you implemented the interleaved layout, but this exercise asks for pairs (ℓ, ℓ + d/2) of the half layout",
     )
 
 

@@ -1,7 +1,7 @@
 """Frequencies, angles and 2x2 rotation blocks shared by the sinusoidal and rotary encodings.
 
-Both families use the same geometric ladder of frequencies ``theta_k = base^(-2k/dim)``.
-Angles ``position * theta_k`` are formed in float64: in float16 or bfloat16 a position such
+Both families use the same geometric ladder of frequencies ``theta_l = base^(-2l/dim)``.
+Angles ``position * theta_l`` are formed in float64: in float16 or bfloat16 a position such
 as 2049 is not even representable, and in float32 the angle of a far position loses its
 last digits, which the sine of a fast frequency turns into a visible error.
 """
@@ -14,7 +14,7 @@ from ._validation import check_even, check_positive_float
 
 
 def frequencies(dim: int, base: float) -> torch.Tensor:
-    """Return ``theta_k = base ** (-2k / dim)`` for ``k = 0 .. dim/2 - 1`` in float64.
+    """Return ``theta_l = base ** (-2l / dim)`` for ``l = 0 .. dim/2 - 1`` in float64.
 
     Raises:
         ValueError: if ``dim`` is not a positive even integer or ``base <= 0``.
@@ -38,6 +38,6 @@ def angles_from_frequencies(positions: torch.Tensor, theta: torch.Tensor) -> tor
 def block_diagonal(blocks: torch.Tensor) -> torch.Tensor:
     """Assemble ``(n, 2, 2)`` blocks into a ``(2n, 2n)`` block-diagonal matrix.
 
-    Block ``k`` acts on coordinates ``(2k, 2k + 1)``.
+    Block ``l`` acts on coordinates ``(2l, 2l + 1)``.
     """
     return torch.block_diag(*blocks.unbind(0))

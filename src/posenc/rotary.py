@@ -5,8 +5,8 @@ Shape legend:
     - ``d``: dimension being rotated (the head dimension); always even
     - ``...``: any leading dimensions (batch, heads)
 
-RoPE rotates the pair of coordinates number ``k`` of a query or key at position ``m`` by the
-angle :math:`m\theta_k`, with :math:`\theta_k = b^{-2k/d}`, :math:`k = 0, \dots, d/2 - 1`:
+RoPE rotates the pair of coordinates number ``l`` of a query or key at position ``m`` by the
+angle :math:`m\theta_\ell`, with :math:`\theta_\ell = b^{-2\ell/d}`, :math:`\ell = 0, \dots, d/2 - 1`:
 
 .. math::
     R_m = \operatorname{diag}\!\left(B(m\theta_0), \dots, B(m\theta_{d/2-1})\right), \qquad
@@ -15,10 +15,10 @@ angle :math:`m\theta_k`, with :math:`\theta_k = b^{-2k/d}`, :math:`k = 0, \dots,
 Because :math:`R_m^\top R_n = R_{n-m}`, the score :math:`(R_m q)^\top (R_n k) = q^\top R_{n-m} k`
 depends on the positions only through their offset :math:`n - m`.
 
-Two layouts decide *which* coordinates form pair ``k``:
+Two layouts decide *which* coordinates form pair ``l``:
 
-- ``"interleaved"``: ``(2k, 2k + 1)`` (RoFormer paper, Meta's LLaMA reference code);
-- ``"half"``: ``(k, k + d/2)`` (GPT-NeoX, Hugging Face Llama's ``rotate_half``).
+- ``"interleaved"``: ``(2l, 2l + 1)`` (RoFormer paper, Meta's LLaMA reference code);
+- ``"half"``: ``(l, l + d/2)`` (GPT-NeoX, Hugging Face Llama's ``rotate_half``).
 
 They are the same rotation seen through a fixed permutation of coordinates
 (:func:`interleaved_to_half`, :func:`half_to_interleaved`).
@@ -60,7 +60,7 @@ DEFAULT_BASE = 10000.0
 
 
 def rope_frequencies(dim: int, base: float = DEFAULT_BASE) -> torch.Tensor:
-    r"""Rotation frequencies :math:`\theta_k = b^{-2k/d}` for :math:`k = 0, \dots, d/2 - 1`.
+    r"""Rotation frequencies :math:`\theta_\ell = b^{-2\ell/d}` for :math:`\ell = 0, \dots, d/2 - 1`.
 
     Args:
         dim: rotated dimension ``d``; must be even.
@@ -80,8 +80,8 @@ def rope_matrix(
 ) -> torch.Tensor:
     """The dense rotation matrix ``R_m`` of RoPE, interleaved layout.
 
-    Block ``k`` is ``[[cos m*theta_k, -sin m*theta_k], [sin m*theta_k, cos m*theta_k]]`` and acts
-    on coordinates ``(2k, 2k + 1)``. This ``O(d^2)`` form is for teaching and testing; use
+    Block ``l`` is ``[[cos m*theta_l, -sin m*theta_l], [sin m*theta_l, cos m*theta_l]]`` and acts
+    on coordinates ``(2l, 2l + 1)``. This ``O(d^2)`` form is for teaching and testing; use
     :func:`apply_rope` to rotate tensors.
 
     Args:
@@ -169,7 +169,7 @@ def _compute_dtype(x: torch.Tensor) -> torch.dtype:
 
 
 def _complex_pairs(x: torch.Tensor) -> torch.Tensor:
-    """View the interleaved pairs ``(x[2k], x[2k+1])`` of ``(..., d)`` as ``(..., d/2)`` complex numbers."""
+    """View the interleaved pairs ``(x[2l], x[2l+1])`` of ``(..., d)`` as ``(..., d/2)`` complex numbers."""
     x = x.contiguous()
     # view_as_complex needs an even storage offset, which a slice of a larger tensor may lack.
     if x.storage_offset() % 2:
@@ -220,12 +220,12 @@ def apply_rope(
             shared by every sequence, or ``(B, L)``, one row per sequence (packed sequences, left
             padding), in which case ``x`` is ``(B, L, d)`` or ``(B, h, L, d)``.
         base: frequency base (> 0); leave it at its default when giving ``frequencies``.
-        layout: ``"interleaved"`` (pairs ``(2k, 2k+1)``) or ``"half"`` (pairs ``(k, k+d/2)``).
+        layout: ``"interleaved"`` (pairs ``(2l, 2l+1)``) or ``"half"`` (pairs ``(l, l+d/2)``).
         frequencies: optional ``(d/2,)`` frequencies used instead of ``rope_frequencies(d, base)``,
             e.g. a scaled set for context extension (``(r/2,)`` with ``rotary_dim=r``).
         rotary_dim: optional even ``r <= d`` for *partial* rotary (GPT-NeoX's ``rotary_pct``,
             Hugging Face's ``partial_rotary_factor``, GPT-J's ``rotary_dim``): only the first ``r``
-            coordinates are rotated, as a RoPE of dimension ``r`` (frequencies ``b^(-2k/r)``), in
+            coordinates are rotated, as a RoPE of dimension ``r`` (frequencies ``b^(-2l/r)``), in
             the given layout; the other ``d - r`` pass through unchanged. Default: ``d``.
 
     Returns:
@@ -259,8 +259,8 @@ def apply_rope_complex(
 ) -> torch.Tensor:
     r"""RoPE through complex numbers, interleaved layout.
 
-    Pair ``(x[2k], x[2k+1])`` is read as :math:`z_k = x_{2k} + \mathrm{i}\,x_{2k+1}` and multiplied by
-    :math:`e^{\mathrm{i} m \theta_k}`, which rotates it by :math:`m\theta_k` in the complex plane.
+    Pair ``(x[2l], x[2l+1])`` is read as :math:`z_\ell = x_{2\ell} + \mathrm{i}\,x_{2\ell+1}` and multiplied by
+    :math:`e^{\mathrm{i} m \theta_\ell}`, which rotates it by :math:`m\theta_\ell` in the complex plane.
 
     Args:
         x: ``(..., L, d)``; ``d`` even.
@@ -310,7 +310,7 @@ def interleaved_to_half(x: torch.Tensor) -> torch.Tensor:
     """Permute the last dimension from interleaved to half layout.
 
     Coordinates ``(x0, x1, x2, x3, ...)`` become ``(x0, x2, ..., x1, x3, ...)``: the pair
-    ``(2k, 2k+1)`` moves to ``(k, k + d/2)``.
+    ``(2l, 2l+1)`` moves to ``(l, l + d/2)``.
 
     Args:
         x: ``(..., d)`` with ``d`` even.
@@ -327,7 +327,7 @@ def interleaved_to_half(x: torch.Tensor) -> torch.Tensor:
 
 
 def half_to_interleaved(x: torch.Tensor) -> torch.Tensor:
-    """Inverse of :func:`interleaved_to_half`: the pair ``(k, k + d/2)`` moves to ``(2k, 2k+1)``.
+    """Inverse of :func:`interleaved_to_half`: the pair ``(l, l + d/2)`` moves to ``(2l, 2l+1)``.
 
     Args:
         x: ``(..., d)`` with ``d`` even.
@@ -346,7 +346,7 @@ def half_to_interleaved(x: torch.Tensor) -> torch.Tensor:
 class RotaryEmbedding(nn.Module):
     """RoPE as a module, with a cos/sin cache that grows on demand.
 
-    The cache holds ``cos(m theta_k)`` and ``sin(m theta_k)`` for ``m < cached_len`` in float64
+    The cache holds ``cos(m theta_l)`` and ``sin(m theta_l)`` for ``m < cached_len`` in float64
     (float32 on Apple's MPS, which has no float64), as non-persistent buffers: they move with the
     module between devices but are not saved in a ``state_dict``. Asking for a larger integer
     position recomputes the cache (at least doubling it); real-valued positions (e.g.

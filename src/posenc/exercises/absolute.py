@@ -243,7 +243,7 @@ class _SinusoidVariant:
 
     concatenated: bool = False
     cos_first: bool = False
-    pair_exponent: bool = False  # theta_k = base^(-k/dim) instead of base^(-2k/dim)
+    pair_exponent: bool = False  # θ_ℓ = base^(-ℓ/dim) instead of base^(-2ℓ/dim)
     base: float | None = None  # None: the base asked for
     offset: int = 0  # row i encodes position i + offset
 
@@ -273,7 +273,7 @@ class _SinusoidVariant:
 
 
 def _sinusoid_bound(seq_len: int, offset: int = 0) -> torch.Tensor:
-    """Per-row tolerance: float32 rounding, plus the error of angles i·θ_k formed in float32."""
+    """Per-row tolerance: float32 rounding, plus the error of angles i·θ_ℓ formed in float32."""
     positions = (torch.arange(seq_len, dtype=torch.float64) + offset).abs()
     return (2e-6 + 8 * _EPS32 * positions)[:, None]
 
@@ -284,34 +284,34 @@ def _explain_sinusoid(variant: _SinusoidVariant, base: float) -> str:
         parts.append(
             "your table is in the concatenated layout (all sines, then all cosines"
             + (", cosines first" if variant.cos_first else "")
-            + "); this exercise asks for the interleaved layout P[i, 2k] = sin(i·θ_k), P[i, 2k+1] = cos(i·θ_k): "
+            + "); this exercise asks for the interleaved layout P[i, 2ℓ] = sin(i·θ_ℓ), P[i, 2ℓ+1] = cos(i·θ_ℓ): "
             "stack sin and cos on a new last axis and flatten, or fill the columns 0::2 and 1::2"
         )
     elif variant.cos_first:
         parts.append(
-            "sine and cosine are swapped — check the parity of your column indices: even columns 2k hold "
-            "sin(i·θ_k), odd columns 2k+1 hold cos(i·θ_k)"
+            "sine and cosine are swapped — check the parity of your column indices: even columns 2ℓ hold "
+            "sin(i·θ_ℓ), odd columns 2ℓ+1 hold cos(i·θ_ℓ)"
         )
     if variant.pair_exponent:
         parts.append(
-            "your frequencies are θ'_k = base^(-k/dim) instead of θ_k = base^(-2k/dim): the exponent uses the pair "
-            "index k where it needs the column index 2k, as in torch.arange(0, dim, 2) / dim"
+            "your frequencies are θ'_ℓ = base^(-ℓ/dim) instead of θ_ℓ = base^(-2ℓ/dim): the exponent uses the pair "
+            "index ℓ where it needs the column index 2ℓ, as in torch.arange(0, dim, 2) / dim"
         )
     if variant.base is not None:
         wrong = variant.base
         if base != 10000.0 and wrong == 10000.0:
             parts.append(
                 f"your function ignores its base argument: called with base={base:g} it returns the table for "
-                "base 10000 (θ'_k = 10000^(-2k/dim))"
+                "base 10000 (θ'_ℓ = 10000^(-2ℓ/dim))"
             )
         elif wrong == 1000.0 and base == 10000.0:
             parts.append(
-                "your table fits base 1000 instead of 10000 (θ'_k = 1000^(-2k/dim)) — the \"1000 vs 10000\" bug: "
+                "your table fits base 1000 instead of 10000 (θ'_ℓ = 1000^(-2ℓ/dim)) — the \"1000 vs 10000\" bug: "
                 "check the constant in your frequencies, or use the base argument"
             )
         else:
             parts.append(
-                f"your table fits base {_num(wrong)} instead of {base:g} (θ'_k = {_num(wrong)}^(-2k/dim)): check how "
+                f"your table fits base {_num(wrong)} instead of {base:g} (θ'_ℓ = {_num(wrong)}^(-2ℓ/dim)): check how "
                 "you use the base argument"
             )
     if variant.offset:
@@ -337,8 +337,8 @@ def _estimate_base(got: torch.Tensor, dim: int) -> float | None:
 def check_sinusoidal(fn: Callable[..., Any]) -> CheckResult:
     r"""Check a student's sinusoidal encoding ``fn(seq_len, dim, base=10000.0) -> (seq_len, dim)``.
 
-    The table must be :func:`posenc.absolute.sinusoidal_encoding`: ``P[i, 2k] = sin(i θ_k)`` and
-    ``P[i, 2k+1] = cos(i θ_k)`` with ``θ_k = base^(-2k/dim)``, in float32 or float64. The hidden
+    The table must be :func:`posenc.absolute.sinusoidal_encoding`: ``P[i, 2ℓ] = sin(i θ_ℓ)`` and
+    ``P[i, 2ℓ+1] = cos(i θ_ℓ)`` with ``θ_ℓ = base^(-2ℓ/dim)``, in float32 or float64. The hidden
     cases use lengths from 1 to 2048, widths from 2 to 64, the default base and others (100, 500
     and a random one).
 
@@ -347,7 +347,7 @@ def check_sinusoidal(fn: Callable[..., Any]) -> CheckResult:
 
     Diagnosed mistakes: sine and cosine swapped; concatenated layout instead of interleaved;
     wrong base (the one the table fits is named, e.g. 1000 instead of 10000) or the base argument
-    ignored; exponent ``k/dim`` instead of ``2k/dim``; positions starting at 1; precision lost at
+    ignored; exponent ``ℓ/dim`` instead of ``2ℓ/dim``; positions starting at 1; precision lost at
     far positions; transposed or otherwise wrong shape; wrong dtype; exceptions.
 
     Args:
@@ -382,13 +382,13 @@ def check_sinusoidal(fn: Callable[..., Any]) -> CheckResult:
             session.problem(
                 "far hint",
                 "only the long table (positions up to 2047) failed: build it without Python loops and form the "
-                "angles i·θ_k in float64 (or at least float32)",
+                "angles i·θ_ℓ in float64 (or at least float32)",
             )
         verified = [
             f"matches posenc.sinusoidal_encoding on {session.cases} hidden cases: lengths 1 to 2048, widths 2 to "
             f"64, the default base 10000 and bases 100, 500 and {random_base:g}",
-            "interleaved layout: even columns 2k hold sin(i·θ_k), odd columns 2k+1 hold cos(i·θ_k), with "
-            "θ_k = base^(-2k/dim)",
+            "interleaved layout: even columns 2ℓ hold sin(i·θ_ℓ), odd columns 2ℓ+1 hold cos(i·θ_ℓ), with "
+            "θ_ℓ = base^(-2ℓ/dim)",
         ]
         if "precision" not in session.notes:
             verified.append("far positions (up to 2047) are exact to float32 rounding")
@@ -435,7 +435,7 @@ def _sinusoidal_case(session: _Session, seq_len: int, dim: int, base: float | No
             session.note(
                 "precision",
                 f"precision note: your table differs from the float64 reference by up to {float(error.max()):.1e} "
-                f"(position {row}, column {column}), an error that grows with the position: the angles i·θ_k seem "
+                f"(position {row}, column {column}), an error that grows with the position: the angles i·θ_ℓ seem "
                 "to be formed in float32. This is accepted (d2l does the same), but forming them in float64 and "
                 "casting the table at the end makes far positions exact to float32 rounding",
             )
@@ -491,7 +491,7 @@ def _diagnose_sinusoid(
         return _Problem(
             "precision",
             f"{call}: your table matches the reference at small positions but drifts at far ones (error "
-            f"{float(rows_error[row]):.1e} at position {row}), more than float32 angles explain: the angles i·θ_k lose "
+            f"{float(rows_error[row]):.1e} at position {row}), more than float32 angles explain: the angles i·θ_ℓ lose "
             "precision — form them in float64 (or at least float32) and cast the table at the end",
         )
     if bool((near <= 1e-2).all()):
@@ -503,6 +503,6 @@ def _diagnose_sinusoid(
         )
     return _Problem(
         "sinusoid values",
-        f"{located(None)}. Check the formula P[i, 2k] = sin(i·θ_k), P[i, 2k+1] = cos(i·θ_k) with "
-        "θ_k = base^(-2k/dim)",
+        f"{located(None)}. Check the formula P[i, 2ℓ] = sin(i·θ_ℓ), P[i, 2ℓ+1] = cos(i·θ_ℓ) with "
+        "θ_ℓ = base^(-2ℓ/dim)",
     )

@@ -92,14 +92,14 @@ def check_apply_rope(fn: Callable[..., Any], layout: str = "interleaved") -> Che
 
     Diagnosed mistakes: not a rotation (norms change, e.g. evens and odds paired with
     ``cat(freqs, freqs)``); rotation in the wrong direction; the other layout; ``positions`` or
-    ``base`` ignored; real positions truncated to integers; exponent ``k/d`` instead of ``2k/d``;
+    ``base`` ignored; real positions truncated to integers; exponent ``ℓ/d`` instead of ``2ℓ/d``;
     scores not relative; failure with leading dimensions or real-valued positions; dtype or shape
     changed; ``x`` modified in place; exceptions.
 
     Args:
         fn: the student's function.
-        layout: the layout the exercise asks for: ``"interleaved"`` (pairs ``(2k, 2k+1)``) or
-            ``"half"`` (pairs ``(k, k + d/2)``).
+        layout: the layout the exercise asks for: ``"interleaved"`` (pairs ``(2ℓ, 2ℓ+1)``) or
+            ``"half"`` (pairs ``(l, l + d/2)``).
 
     Returns:
         A :class:`CheckResult`, true when every case passed.
@@ -127,7 +127,7 @@ def check_apply_rope(fn: Callable[..., Any], layout: str = "interleaved") -> Che
         elif session.only_failed_with("far"):
             session.problem(
                 "far hint",
-                "only the case with far positions (4000 and beyond) failed: form the angles m·θ_k in float64 (or at "
+                "only the case with far positions (4000 and beyond) failed: form the angles m·θ_ℓ in float64 (or at "
                 "least float32) before taking cosines and sines, and cast only the result to the dtype of x",
             )
         elif session.only_failed_with("real"):
@@ -137,7 +137,7 @@ def check_apply_rope(fn: Callable[..., Any], layout: str = "interleaved") -> Che
                 "numbers, for instance interpolated ones; do not convert them to integers or use them as indices, "
                 "form the angles as positions.to(torch.float64)[:, None] * theta[None, :]",
             )
-        pairs = "(2k, 2k+1)" if layout == "interleaved" else "(k, k + d/2)"
+        pairs = "(2ℓ, 2ℓ+1)" if layout == "interleaved" else "(ℓ, ℓ + d/2)"
         verified = [
             f"matches posenc.apply_rope(layout={layout!r}, pairs {pairs}) on {session.cases - 1} hidden cases: "
             "float32 and float64, with batch and head dimensions, shuffled, real-valued and far positions, base 500",
@@ -218,7 +218,7 @@ def _rope_case(session: _Session, case: dict[str, Any], layout: str) -> None:
             f"{_num(position)} has norm {_num(float(norms_before[index]))} before and "
             f"{_num(float(got.norm(dim=-1)[index]))} after: check which coordinates you pair with which angle "
             "(pair k is "
-            + ("(2k, 2k+1), rotated by m·θ_k)" if layout == "interleaved" else "(k, k + d/2), rotated by m·θ_k)"),
+            + ("(2ℓ, 2ℓ+1), rotated by m·θ_ℓ)" if layout == "interleaved" else "(l, l + d/2), rotated by m·θ_ℓ)"),
         )
     raise _diagnose_rope(got, expected, x, actual_positions, actual_base, positions is not None, base is not None,
                          layout, call)
@@ -229,18 +229,18 @@ def _diagnose_rope(
     positions_given: bool, base_given: bool, layout: str, call: str,
 ) -> _Problem:
     other = "half" if layout == "interleaved" else "interleaved"
-    pairs = {"interleaved": "interleaved pairs (2k, 2k+1)", "half": "pairs (k, k + d/2) of the half layout"}
+    pairs = {"interleaved": "interleaved pairs (2ℓ, 2ℓ+1)", "half": "pairs (ℓ, ℓ + d/2) of the half layout"}
     explanations = {
         "layout": f"you implemented the {other} layout, but this exercise asks for {pairs[layout]}",
         "direction": "you rotate the wrong way: your output equals RoPE at position -m (R_mᵀ instead of R_m); the "
         "rotation by φ maps the pair (a, b) to (a cos φ - b sin φ, a sin φ + b cos φ)",
         "base": f"your function ignores its base argument: called with base={base:g}, it uses base 10000",
-        "positions": "your function ignores its positions argument: it rotates token t by t·θ_k instead of by "
-        "positions[t]·θ_k",
+        "positions": "your function ignores its positions argument: it rotates token t by t·θ_ℓ instead of by "
+        "positions[t]·θ_ℓ",
         "truncated": "real-valued positions are truncated to integers (for instance 0.5 is treated as 0): keep "
         "them real, form the angles as positions.to(torch.float64)[:, None] * theta[None, :]",
-        "exponent": "your frequencies are base^(-k/d) instead of θ_k = base^(-2k/d): the exponent needs the "
-        "column index 2k, as in torch.arange(0, d, 2) / d",
+        "exponent": "your frequencies are base^(-ℓ/d) instead of θ_ℓ = base^(-2ℓ/d): the exponent needs the "
+        "column index 2ℓ, as in torch.arange(0, d, 2) / d",
     }
     position_options: list[tuple[str | None, torch.Tensor]] = [(None, positions)]
     if positions_given:
@@ -275,7 +275,7 @@ def _diagnose_rope(
     return _Problem(
         "rope values",
         f"in {call}: the token at position {_num(float(positions[index[-2]]))}, coordinate {index[-1]} should be "
-        f"{should}, got {was}; pair k = {pairs[layout]} is rotated by the angle m·θ_k with θ_k = base^(-2k/d)",
+        f"{should}, got {was}; pair ℓ = {pairs[layout]} is rotated by the angle m·θ_ℓ with θ_ℓ = base^(-2ℓ/d)",
     )
 
 
@@ -306,5 +306,5 @@ def _rope_relative_case(session: _Session, q: torch.Tensor, k: torch.Tensor) -> 
         f"every position, the score of (query position {m}, key position {n}) is {_num(float(scores[m, n]))} but "
         f"that of ({m + 1}, {n + 1}) is {_num(float(scores[m + 1, n + 1]))}, with the same offset {n - m}. With "
         "RoPE, (R_m q)ᵀ(R_n k) = qᵀ R_(n-m) k depends on the positions only through n - m: rotate every pair of "
-        "coordinates by the angle m·θ_k, linear in the position m",
+        "coordinates by the angle m·θ_ℓ, linear in the position m",
     )
