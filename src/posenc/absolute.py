@@ -8,7 +8,8 @@ Shape legend:
 The sinusoidal encoding of position :math:`i` is
 
 .. math::
-    P_{i, 2\ell} = \sin(i\theta_\ell), \qquad P_{i, 2\ell+1} = \cos(i\theta_\ell), \qquad
+    P_{i, 2\ell} = \sin(i\theta_\ell), \qquad P_{i, 2\ell+1} = \cos(i\theta_\ell),
+
     \theta_\ell = b^{-2\ell/D}, \qquad \ell = 0, \dots, D/2 - 1,
 
 with base :math:`b = 10000` in the paper of the original Transformer (and in d2l's
