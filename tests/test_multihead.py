@@ -416,7 +416,9 @@ def test_rejects_positions_of_the_wrong_shape(position):
     with pytest.raises(ValueError, match="positions"):
         module(x, positions=torch.arange(4))
     with pytest.raises(ValueError, match="positions"):
-        module(x, positions=torch.arange(3)[None])
+        module(x, positions=torch.arange(3)[None].expand(2, 3))
+    with pytest.raises(ValueError, match="positions"):
+        module(x, positions=torch.arange(3)[None, None])
 
 
 def test_learned_rejects_positions_beyond_its_table():
@@ -441,3 +443,28 @@ def test_fused_alibi_mask_cache_follows_length_causality_and_dtype():
         fused, _ = layer(x, causal=causal, need_weights=False)
         tolerance = dict(rtol=1e-5, atol=1e-6) if dtype == torch.float32 else dict(rtol=1e-10, atol=1e-12)
         torch.testing.assert_close(fused, expected, **tolerance)
+
+
+PER_SAMPLE_SCHEMES = [scheme for scheme in POSITION_SCHEMES if scheme != "shaw"]
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("position", PER_SAMPLE_SCHEMES)
+def test_per_sample_positions_equal_one_call_per_sequence(position, causal, need_weights):
+    # Each sequence of the batch at its own positions (left padding, packing) must give what
+    # the layer gives for that sequence alone with 1-D positions.
+    module = make_module(position).double()
+    x = randn(3, 6, EMBED_DIM, seed=70)
+    positions = torch.tensor([[0, 1, 2, 3, 4, 5], [0, 0, 0, 1, 2, 3], [4, 5, 6, 7, 8, 9]])
+    batched, batched_weights = module(x, causal=causal, positions=positions, need_weights=need_weights)
+    for row in range(3):
+        alone, alone_weights = module(x[row], causal=causal, positions=positions[row], need_weights=need_weights)
+        torch.testing.assert_close(batched[row], alone, rtol=1e-10, atol=1e-10)
+        if need_weights:
+            torch.testing.assert_close(batched_weights[row], alone_weights, rtol=1e-10, atol=1e-10)
+
+
+def test_shaw_rejects_per_sample_positions():
+    with pytest.raises(ValueError, match="shared by the batch"):
+        make_module("shaw")(randn(2, 4, EMBED_DIM, seed=0), positions=torch.zeros(2, 4, dtype=torch.long))

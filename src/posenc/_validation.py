@@ -92,3 +92,36 @@ def resolve_positions(
             "give one position per token"
         )
     return positions.to(device)
+
+
+def resolve_sample_positions(positions: torch.Tensor | None, x: torch.Tensor) -> torch.Tensor:
+    """Positions of ``x`` (``(..., L, d)``): ``arange(L)``, a checked ``(L,)`` or a per-sample ``(B, L)``.
+
+    Per-sample positions (packed sequences, left padding) give one row per sequence of the
+    batch, the first dimension of ``x``, which then has at least 3 dimensions.
+
+    Raises:
+        TypeError: if ``positions`` is not an integer or floating tensor.
+        ValueError: if ``positions`` is neither ``(L,)`` nor ``(B, L)`` matching ``x``.
+    """
+    seq_len = x.shape[-2]
+    if positions is None or not isinstance(positions, torch.Tensor) or positions.dim() != 2:
+        return resolve_positions(positions, seq_len, device=x.device)
+    if positions.dtype == torch.bool or positions.is_complex():
+        raise TypeError(f"positions must hold integers or real numbers, got dtype {positions.dtype}")
+    if x.dim() < 3 or positions.shape != (x.shape[0], seq_len):
+        raise ValueError(
+            "per-sample positions of shape (B, L) need x of shape (B, L, d) or (B, h, L, d) with the "
+            f"same B and L, got positions of shape {tuple(positions.shape)} and x of shape {tuple(x.shape)}"
+        )
+    return positions.to(x.device)
+
+
+def align_to_input(table: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """Give a per-sample ``(B, L, k)`` table singleton axes for the middle dimensions of ``x``.
+
+    A shared ``(L, k)`` table broadcasts against ``x`` as it is and is returned unchanged.
+    """
+    if table.dim() == 3:
+        return table.view(table.shape[0], *([1] * (x.dim() - 3)), *table.shape[1:])
+    return table

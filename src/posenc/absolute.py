@@ -25,12 +25,13 @@ from torch import nn
 
 from . import _angles
 from ._validation import (
+    align_to_input,
     check_even,
     check_floating,
     check_int,
     check_positive_float,
     check_tensor,
-    resolve_positions,
+    resolve_sample_positions,
 )
 
 __all__ = [
@@ -163,7 +164,8 @@ class SinusoidalPositionalEncoding(nn.Module):
         self.register_buffer("table", sinusoidal_encoding(initial_len, dim, base), persistent=False)
 
     def encoding(self, positions: torch.Tensor) -> torch.Tensor:
-        """Return the ``(L, D)`` rows of ``P`` at integer ``positions`` (growing the cache if needed)."""
+        """Return the rows of ``P`` at integer ``positions`` (``(L,)`` -> ``(L, D)``, ``(B, L)`` -> ``(B, L, D)``),
+        growing the cache if needed."""
         needed = int(positions.max()) + 1 if positions.numel() else 0
         if needed > self.table.shape[0]:
             grown = sinusoidal_encoding(max(needed, 2 * self.table.shape[0]), self.dim, self.base)
@@ -175,7 +177,8 @@ class SinusoidalPositionalEncoding(nn.Module):
 
         Args:
             x: ``(..., L, D)`` token embeddings.
-            positions: optional 1-D integer tensor of length ``L`` (default ``arange(L)``).
+            positions: optional integer positions (default ``arange(L)``): ``(L,)``, or
+                per-sample ``(B, L)`` with ``x`` of shape ``(B, ..., L, D)``.
 
         Returns:
             ``(..., L, D)`` tensor of the same dtype as ``x``.
@@ -188,7 +191,7 @@ class SinusoidalPositionalEncoding(nn.Module):
         if x.shape[-1] != self.dim:
             raise ValueError(f"x must have last dimension dim={self.dim}, got shape {tuple(x.shape)}")
         positions = _integer_positions(positions, x)
-        return x + self.encoding(positions).to(x.dtype)
+        return x + align_to_input(self.encoding(positions), x).to(x.dtype)
 
 
 class LearnedPositionalEmbedding(nn.Module):
@@ -221,7 +224,8 @@ class LearnedPositionalEmbedding(nn.Module):
 
         Args:
             x: ``(..., L, D)`` token embeddings.
-            positions: optional 1-D integer tensor of length ``L`` (default ``arange(L)``).
+            positions: optional integer positions (default ``arange(L)``): ``(L,)``, or
+                per-sample ``(B, L)`` with ``x`` of shape ``(B, ..., L, D)``.
 
         Returns:
             ``(..., L, D)`` tensor.
@@ -240,11 +244,11 @@ class LearnedPositionalEmbedding(nn.Module):
                 f"{self.max_len} rows (positions 0..{self.max_len - 1}); a learned embedding cannot "
                 "encode positions it was not built with"
             )
-        return x + self.embedding(positions).to(x.dtype)
+        return x + align_to_input(self.embedding(positions), x).to(x.dtype)
 
 
 def _integer_positions(positions: torch.Tensor | None, x: torch.Tensor) -> torch.Tensor:
-    positions = resolve_positions(positions, x.shape[-2], device=x.device)
+    positions = resolve_sample_positions(positions, x)
     if positions.is_floating_point():
         raise TypeError(f"positions must be integers for a position table, got dtype {positions.dtype}")
     if positions.numel() and int(positions.min()) < 0:

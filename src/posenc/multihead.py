@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._validation import check_choice, check_floating, check_int, check_tensor, resolve_positions
+from ._validation import check_choice, check_floating, check_int, check_tensor, resolve_sample_positions
 from .absolute import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 from .attention import causal_mask, scaled_dot_product_attention
 from .relative import (
@@ -135,8 +135,10 @@ class MultiHeadSelfAttention(nn.Module):
             mask: optional boolean mask broadcastable to ``(..., h, L, L)``; True = may attend.
             causal: if True, also apply :func:`~posenc.attention.causal_mask` (query ``i`` sees
                 the tokens ``j <= i`` by index, whatever their ``positions``).
-            positions: optional 1-D tensor of the ``L`` positions of the tokens (default
-                ``arange(L)``), as in :func:`~posenc.rotary.apply_rope`. The absolute schemes
+            positions: optional positions of the tokens (default ``arange(L)``), as in
+                :func:`~posenc.rotary.apply_rope`: ``(L,)`` shared by the batch, or per-sample
+                ``(B, L)`` with ``x`` of shape ``(B, L, D)`` (packed sequences, left padding;
+                every scheme but ``shaw``). The absolute schemes
                 add the encoding of these positions; the relative ones (``shaw``, ``t5``,
                 ``alibi``) use their offsets ``positions[j] - positions[i]`` and ``rope``
                 rotates to them, so a block of tokens can be run at shifted positions (as in
@@ -156,14 +158,20 @@ class MultiHeadSelfAttention(nn.Module):
             TypeError: if ``x`` is not floating, ``mask`` is not boolean, or a scheme that needs
                 integer positions gets real ones.
             ValueError: if the last dimension of ``x`` is not ``embed_dim``, or ``positions`` is
-                not 1-D of length ``L`` (or has a position the ``learned`` table lacks).
+                neither ``(L,)`` nor ``(B, L)`` matching ``x`` (or per-sample with ``shaw``, or has
+                a position the ``learned`` table lacks).
         """
         x = check_floating("x", check_tensor("x", x, min_dim=2))
         if x.shape[-1] != self.embed_dim:
             raise ValueError(f"x must have last dimension embed_dim={self.embed_dim}, got shape {tuple(x.shape)}")
         seq_len = x.shape[-2]
         if positions is not None:
-            positions = resolve_positions(positions, seq_len, device=x.device)
+            positions = resolve_sample_positions(positions, x)
+            if self.position == "shaw" and positions.dim() == 2:
+                raise ValueError(
+                    "position='shaw' takes one (L,) positions tensor shared by the batch: its relative "
+                    f"vectors are one (L, L, d) table per layer, got positions of shape {tuple(positions.shape)}"
+                )
             if self.position in ("shaw", "t5") and positions.is_floating_point():
                 raise TypeError(
                     f"position={self.position!r} looks up a table by offset and needs integer positions, "
@@ -229,13 +237,14 @@ class MultiHeadSelfAttention(nn.Module):
 
     @staticmethod
     def _offsets(seq_len: int, positions: torch.Tensor | None, device: torch.device) -> torch.Tensor:
-        # (L, L) offsets j - i of key minus query position, T5's sign convention.
+        # (L, L), or (B, L, L) for per-sample positions: offsets j - i of key minus query
+        # position, T5's sign convention.
         if positions is None:
             return relative_positions(seq_len).to(device)
-        return positions[None, :] - positions[:, None]
+        return positions[..., None, :] - positions[..., :, None]
 
     def _position_bias(self, seq_len: int, positions: torch.Tensor | None, x: torch.Tensor) -> torch.Tensor | None:
-        """The ``(h, L, L)`` bias of ``t5`` or ``alibi`` at these positions (None otherwise)."""
+        """The ``(h, L, L)`` (per-sample: ``(B, h, L, L)``) bias of ``t5`` or ``alibi`` (None otherwise)."""
         if self.relative_bias is not None:
             if positions is None:
                 return self.relative_bias(seq_len, seq_len)
@@ -246,11 +255,11 @@ class MultiHeadSelfAttention(nn.Module):
                 num_buckets=table.num_buckets,
                 max_distance=table.max_distance,
             )
-            return table.embedding(buckets).permute(2, 0, 1)
+            return table.embedding(buckets).movedim(-1, -3)
         if self.position == "alibi":
             if positions is None:
                 return alibi_bias(self.num_heads, seq_len).to(x.device, x.dtype)
-            distance = self._offsets(seq_len, positions, x.device).abs().to(x.dtype)
+            distance = self._offsets(seq_len, positions, x.device).abs().to(x.dtype).unsqueeze(-3)
             return -alibi_slopes(self.num_heads).to(x.device, x.dtype)[:, None, None] * distance
         return None
 

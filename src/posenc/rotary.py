@@ -31,13 +31,14 @@ from torch import nn
 
 from . import _angles
 from ._validation import (
+    align_to_input,
     check_choice,
     check_even,
     check_floating,
     check_int,
     check_positive_float,
     check_tensor,
-    resolve_positions,
+    resolve_sample_positions,
 )
 
 __all__ = [
@@ -140,28 +141,6 @@ def _resolve_frequencies(frequencies: torch.Tensor | None, dim: int, base: float
     return frequencies.to(torch.float64)
 
 
-def _resolve_positions(positions: torch.Tensor | None, x: torch.Tensor) -> torch.Tensor:
-    """Positions of ``x`` (``(..., L, d)``): ``arange(L)``, a checked ``(L,)`` or a per-sample ``(B, L)``."""
-    seq_len = x.shape[-2]
-    if positions is None or not isinstance(positions, torch.Tensor) or positions.dim() != 2:
-        return resolve_positions(positions, seq_len, device=x.device)
-    if positions.dtype == torch.bool or positions.is_complex():
-        raise TypeError(f"positions must hold integers or real numbers, got dtype {positions.dtype}")
-    if x.dim() < 3 or positions.shape != (x.shape[0], seq_len):
-        raise ValueError(
-            "per-sample positions of shape (B, L) need x of shape (B, L, d) or (B, h, L, d) with the "
-            f"same B and L, got positions of shape {tuple(positions.shape)} and x of shape {tuple(x.shape)}"
-        )
-    return positions.to(x.device)
-
-
-def _broadcast_to_input(table: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-    """Give a per-sample ``(B, L, d/2)`` table singleton axes for the middle dimensions of ``x``."""
-    if table.dim() == 3:
-        return table.view(table.shape[0], *([1] * (x.dim() - 3)), *table.shape[1:])
-    return table
-
-
 def _compute_dtype(x: torch.Tensor) -> torch.dtype:
     # Half-precision inputs are rotated in float32 and cast back: cos and sin of large angles
     # cannot be represented well enough in 16 bits.
@@ -244,8 +223,8 @@ def apply_rope(
         rotated = apply_rope(x[..., :rotated_dim], positions, base=base, layout=layout, frequencies=frequencies)
         return torch.cat((rotated, x[..., rotated_dim:]), dim=-1)
     theta = _resolve_frequencies(frequencies, dim, base)
-    positions = _resolve_positions(positions, x)
-    phase = _broadcast_to_input(_angles.angles_from_frequencies(positions, theta), x)
+    positions = resolve_sample_positions(positions, x)
+    phase = align_to_input(_angles.angles_from_frequencies(positions, theta), x)
     dtype = _compute_dtype(x)
     return _rotate(x.to(dtype), phase.cos().to(dtype), phase.sin().to(dtype), layout).to(x.dtype)
 
@@ -277,8 +256,8 @@ def apply_rope_complex(
     """
     x, _, dim = _check_rope_input(x)
     theta = _resolve_frequencies(frequencies, dim, base)
-    positions = _resolve_positions(positions, x)
-    phase = _broadcast_to_input(_angles.angles_from_frequencies(positions, theta), x)
+    positions = resolve_sample_positions(positions, x)
+    phase = align_to_input(_angles.angles_from_frequencies(positions, theta), x)
     dtype = _compute_dtype(x)
     pairs = _complex_pairs(x.to(dtype))
     rotations = torch.polar(torch.ones_like(phase), phase).to(pairs.dtype)
@@ -432,8 +411,8 @@ class RotaryEmbedding(nn.Module):
         x, _, dim = _check_rope_input(x)
         if dim != self.dim:
             raise ValueError(f"x must have last dimension dim={self.dim}, got shape {tuple(x.shape)}")
-        positions = _resolve_positions(positions, x).to(self.cos.device)
-        cos, sin = (_broadcast_to_input(table, x) for table in self._cos_sin(positions))
+        positions = resolve_sample_positions(positions, x).to(self.cos.device)
+        cos, sin = (align_to_input(table, x) for table in self._cos_sin(positions))
         dtype = _compute_dtype(x)
         part = x[..., : self.rotary_dim].to(dtype)
         rotated = _rotate(part, cos.to(x.device, dtype), sin.to(x.device, dtype), self.layout).to(x.dtype)
