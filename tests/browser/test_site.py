@@ -12,17 +12,15 @@ Run through ``make browser`` (after a build), which sets ``SITE_DIR`` to the bui
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import os
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 import yaml
+from bookkit.pdf import serve
 
 pytestmark = pytest.mark.browser
 
@@ -66,17 +64,8 @@ def site_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def server(site_dir: Path) -> Iterator[str]:
-    class QuietHandler(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (signature of the base)
-            pass
-
-    handler = functools.partial(QuietHandler, directory=str(site_dir))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serve(site_dir) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
