@@ -20,22 +20,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from bookkit.pdf import serve
+
+# Chromium's path and the flags it needs to start quietly without network, shared with the PDF edition.
+from bookkit.pdf import CHROMIUM, CHROMIUM_ARGS, serve
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-# The flags this workplace's Chromium needs to start quietly without network (see the env notes).
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def _toc_documents() -> list[str]:
