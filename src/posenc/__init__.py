@@ -11,6 +11,7 @@ Modules, one per family of position methods:
 - :mod:`posenc.heads`: splitting features into attention heads and merging them back
 - :mod:`posenc.scaling`: stretching RoPE to longer contexts (PI, NTK, dynamic NTK, YaRN, Llama 3.1)
 - :mod:`posenc.plotting`: the book's figure helpers
+- :mod:`posenc.interactive`: figures that stay interactive on the static website (Plotly)
 - :mod:`posenc.diagnostics`: checks that scores depend on positions only through offsets
 - :mod:`posenc.utils`: seeding and machine description
 - :mod:`posenc.benchmark`: timings of the RoPE implementations
@@ -52,6 +53,7 @@ from .experiments import (
     train_or_load,
 )
 from .heads import merge_heads, split_heads
+from .interactive import InteractiveFigure, interactive_figure, slider_figure
 from .multihead import POSITION_SCHEMES, MultiHeadSelfAttention
 from .plotting import heatmap, heatmaps, use_book_style
 from .relative import (
@@ -91,6 +93,7 @@ __all__ = [
     "BEYOND_TABLE",
     "Evaluation",
     "IGNORE",
+    "InteractiveFigure",
     "LearnedPositionalEmbedding",
     "MultiHeadSelfAttention",
     "POSITION_SCHEMES",
@@ -124,6 +127,7 @@ __all__ = [
     "half_to_interleaved",
     "heatmap",
     "heatmaps",
+    "interactive_figure",
     "interleaved_to_half",
     "llama3_frequencies",
     "make_batch",
@@ -147,6 +151,7 @@ __all__ = [
     "shaw_attention",
     "sinusoidal_encoding",
     "sinusoidal_offset_matrix",
+    "slider_figure",
     "split_heads",
     "t5_relative_position_bucket",
     "toeplitz_gap",
