@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import csv
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -172,3 +173,21 @@ def test_a_typical_mistake_gets_partial_marks_and_the_checkers_diagnosis(graded:
     feedback = (graded / "feedback" / "mistaken" / ROUND_TRIP / f"{ROUND_TRIP}.html").read_text(encoding="utf-8")
     assert "your function ignores its base argument" in feedback
     assert "failed 3 of 8 hidden cases" in feedback
+
+
+def test_the_instructor_guide_lists_every_checked_exercise() -> None:
+    """The guide's table of checkers is the catalog's: exercise, checker, stars and points."""
+    import posenc.exercises
+
+    guide = (ROOT / "book" / "instructor_guide.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| \{ref\}`(ex-[\w-]+)` \| `(check_\w+)` \| (★+) \| (\d) \|$", guide, flags=re.MULTILINE)
+    expected = [
+        (exercise.label, checker, exercise.stars, str(POINTS[exercise.difficulty or 2]))
+        for exercises in _graded_exercises().values()
+        for exercise in exercises
+        for checker in exercise.checkers
+    ]
+    assert rows == expected
+    unused = set(posenc.exercises.__all__) - {"CheckResult"} - {checker for _, checker, _, _ in rows}
+    assert unused == {"check_attention", "check_alibi_slopes"}
+    assert all(f"`{checker}`" in guide for checker in unused)
