@@ -20,7 +20,9 @@ def _drop_repeats(app: Sphinx, pagename: str, templatename: str, context: dict, 
         if key not in seen:
             seen.add(key)
             unique.append(script)
-    context["script_files"] = unique
+    # In place: the list is the builder's, and extensions that add a page's script later in this
+    # event (interactive_figures, app.add_js_file) append to it; a new list would lose them.
+    context["script_files"][:] = unique
 
 
 def setup(app: Sphinx) -> dict[str, object]:
