@@ -20,8 +20,7 @@ def _drop_repeats(app: Sphinx, pagename: str, templatename: str, context: dict, 
         if key not in seen:
             seen.add(key)
             unique.append(script)
-    # In place: the list is the builder's, and extensions that add a page's script later in this
-    # event (interactive_figures, app.add_js_file) append to it; a new list would lose them.
+    # In place: a handler that runs later (interactive_figures) adds its page script to this list.
     context["script_files"][:] = unique
 
 
