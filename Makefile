@@ -30,7 +30,8 @@ TRAINING_BUDGET := --notebook-budget 08_trained_extrapolation.ipynb=240
 # them inside its output, so a clean build starts without any and `make clean` removes them.
 MODEL_CACHE ?= _build/posenc-cache
 # A progress bar writes to stderr, and any stderr output fails a build.
-BUILD_ENV = POSENC_PROGRESS=0 POSENC_CACHE_DIR=$(abspath $(MODEL_CACHE))
+# POSENC_BOOK_BUILD: interactive figures are glued for their captions (posenc.interactive.glue_figure).
+BUILD_ENV = POSENC_PROGRESS=0 POSENC_CACHE_DIR=$(abspath $(MODEL_CACHE)) POSENC_BOOK_BUILD=1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: help env book student test unit build-test student-test browser pdf-test lab bench fix-notebooks clean pdf assignments

@@ -153,3 +153,31 @@ def test_grid_slider_figure_rejects_bad_input(kwargs: dict, error: type, message
     arguments = {"first": ("b", ["1"]), "second": ("a", ["1", "2"]), **kwargs}
     with pytest.raises(error, match=message):
         grid_slider_figure(**arguments)
+
+
+def test_glue_figure_glues_in_the_book_build_and_displays_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    import IPython.display
+    import myst_nb
+
+    from posenc.interactive import BOOK_BUILD_VARIABLE, glue_figure
+
+    calls: list[tuple] = []
+    monkeypatch.setattr(myst_nb, "glue", lambda name, obj, display=True: calls.append(("glue", name, obj, display)))
+    monkeypatch.setattr(IPython.display, "display", lambda obj: calls.append(("display", obj)))
+    figure = interactive_figure(go.Figure(), alt="Nothing yet.")
+    monkeypatch.delenv(BOOK_BUILD_VARIABLE, raising=False)
+    glue_figure("fig-live", figure)
+    monkeypatch.setenv(BOOK_BUILD_VARIABLE, "1")
+    glue_figure("fig-live", figure)
+    assert calls == [("display", figure), ("glue", "fig-live", figure, False)]
+
+
+@pytest.mark.parametrize(
+    ("name", "figure", "error"),
+    [("fig live", None, ValueError), ("", None, ValueError), ("fig", go.Figure(), TypeError)],
+)
+def test_glue_figure_rejects_bad_input(name: str, figure: object, error: type) -> None:
+    from posenc.interactive import glue_figure
+
+    with pytest.raises(error):
+        glue_figure(name, interactive_figure(go.Figure(), alt="x") if figure is None else figure)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,11 +33,22 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
-__all__ = ["InteractiveFigure", "grid_slider_figure", "interactive_figure", "plotly_js_path", "slider_figure"]
+__all__ = [
+    "InteractiveFigure",
+    "glue_figure",
+    "grid_slider_figure",
+    "interactive_figure",
+    "plotly_js_path",
+    "slider_figure",
+]
 
 #: The key in a figure's ``layout.meta`` under which :func:`grid_slider_figure` records, for
 #: every trace, the pair of slider steps it belongs to; the figure's script reads it.
 GRID_META_KEY = "posenc_grid"
+
+#: Set (to ``1``) by the book's build (the Makefile's ``BUILD_ENV``): :func:`glue_figure` then
+#: glues figures for their captioned ``{glue:figure}`` instead of displaying them in place.
+BOOK_BUILD_VARIABLE = "POSENC_BOOK_BUILD"
 
 #: The CSS class of every interactive figure's ``<div>``: the website's build looks for it to
 #: decide which pages load plotly.js.
@@ -331,3 +343,34 @@ def interactive_figure(figure: go.Figure, *, alt: str, height: int = 420) -> Int
     if not 200 <= height <= 1200:
         raise ValueError(f"height must be in [200, 1200] CSS pixels, got {height}")
     return InteractiveFigure(figure, alt=alt.strip(), height=height)
+
+
+def glue_figure(name: str, figure: InteractiveFigure) -> None:
+    """Show an interactive figure: captioned in the book, in place in a live notebook.
+
+    In the book's build (:data:`BOOK_BUILD_VARIABLE` set), the figure is glued with myst-nb
+    under ``name`` and shown where a Markdown cell's ``{glue:figure}`` directive gives it its
+    number and caption. Anywhere else (Jupyter, Colab, where MyST directives are not rendered
+    and myst-nb may be missing) it is displayed as the cell's output.
+
+    Args:
+        name: the glue key, also used as the figure's label (e.g. ``"fig-sin-table-live"``):
+            letters, digits, ``-`` and ``_``.
+        figure: the figure, from :func:`interactive_figure`.
+
+    Raises:
+        TypeError: if ``figure`` is not an :class:`InteractiveFigure`.
+        ValueError: if ``name`` is not a valid key.
+    """
+    if not isinstance(figure, InteractiveFigure):
+        raise TypeError(f"figure must be an InteractiveFigure (see interactive_figure), got {type(figure).__name__}")
+    if not isinstance(name, str) or not name or not all(c.isalnum() or c in "-_" for c in name):
+        raise ValueError(f"name must be a non-empty key of letters, digits, '-' and '_', got {name!r}")
+    if os.environ.get(BOOK_BUILD_VARIABLE):
+        from myst_nb import glue
+
+        glue(name, figure, display=False)
+    else:
+        from IPython.display import display
+
+        display(figure)
