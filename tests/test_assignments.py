@@ -189,7 +189,7 @@ def test_the_instructor_guide_lists_every_checked_exercise() -> None:
     ]
     assert rows == expected
     unused = set(posenc.exercises.__all__) - {"CheckResult"} - {checker for _, checker, _, _ in rows}
-    assert unused == {"check_attention", "check_alibi_slopes"}
+    assert unused == {"check_alibi_slopes"}
     assert all(f"`{checker}`" in guide for checker in unused)
 
 

@@ -2,7 +2,7 @@
 
 Each rule of Part V maps the ``d/2`` frequencies :math:`\\theta_\\ell = b^{-2\\ell/d}` of a model
 trained at length ``L`` to new ones; each checker calls the student's function on hidden settings
-(head dimensions from 8 to 128, bases from 500 to 500 000, scale factors from 1.5 to 32) and
+(head dimensions from 8 to 128, bases from 500 to 1 000 000, scale factors from 1.5 to 32) and
 compares the ``(d/2,)`` result with the reference of :mod:`posenc.scaling`, itself tested against
 ``transformers``' ``ROPE_INIT_FUNCTIONS``:
 
