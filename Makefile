@@ -3,7 +3,8 @@
 #   make book    build the website into _build/html (creates .venv on first use; cached execution)
 #   make test    every test: posenc unit/property tests and notebook checks, a clean build with
 #                every notebook executed in a fresh kernel and warnings as errors, the per-notebook
-#                time budget, and a real-browser check of the built site
+#                time budget, a real-browser check of the built site, the student edition, the
+#                PDF editions and the nbgrader course graded end to end
 #   make lab     JupyterLab on the notebooks, with the book's environment as kernel
 #   make bench   the RoPE timing table and the attention layer's training-path speed on this machine
 #   make student the student edition: the site and the notebooks without solutions (_build/student)
@@ -29,13 +30,14 @@ TRAINING_BUDGET := --notebook-budget 08_trained_extrapolation.ipynb=240
 # them inside its output, so a clean build starts without any and `make clean` removes them.
 MODEL_CACHE ?= _build/posenc-cache
 # A progress bar writes to stderr, and any stderr output fails a build.
-BUILD_ENV = POSENC_PROGRESS=0 POSENC_CACHE_DIR=$(abspath $(MODEL_CACHE))
+# POSENC_BOOK_BUILD: interactive figures are glued for their captions (posenc.interactive.glue_figure).
+BUILD_ENV = POSENC_PROGRESS=0 POSENC_CACHE_DIR=$(abspath $(MODEL_CACHE)) POSENC_BOOK_BUILD=1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help env book student test unit build-test student-test browser lab bench fix-notebooks clean pdf assignments
+.PHONY: help env book student test unit build-test student-test browser pdf-test lab bench fix-notebooks clean pdf assignments
 
 help:
-	@sed -n '3,11p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,12p' Makefile | sed 's/^# \{0,1\}//'
 
 # ---- environment -----------------------------------------------------------------------------
 
@@ -115,7 +117,7 @@ assignments: $(INSTALLED) $(NBGRADER_INSTALLED)
 
 # ---- tests -------------------------------------------------------------------------------------
 
-test: unit build-test browser student-test
+test: unit build-test browser student-test pdf-test assignments
 	@echo "make test: all checks passed"
 
 unit: $(INSTALLED)
@@ -144,6 +146,10 @@ student-test: $(INSTALLED)
 	rm -rf $(STUDENT_OUTPUT)
 	$(MAKE) --no-print-directory student MODEL_CACHE=$(TEST_OUTPUT)/posenc-cache
 	STUDENT_DIR=$(STUDENT_OUTPUT) $(BIN)/python -m pytest tests/test_exercise_catalog.py
+
+# The PDF editions printed from the two sites make test built and checked, then checked themselves.
+pdf-test: $(INSTALLED) $(BROWSER)
+	$(MAKE) --no-print-directory pdf PDF_SITE=$(TEST_OUTPUT)/_build/html STUDENT_SITE=$(STUDENT_OUTPUT)/_build/html
 
 # ---- working on the book -----------------------------------------------------------------------
 

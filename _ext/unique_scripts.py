@@ -20,7 +20,8 @@ def _drop_repeats(app: Sphinx, pagename: str, templatename: str, context: dict, 
         if key not in seen:
             seen.add(key)
             unique.append(script)
-    context["script_files"] = unique
+    # In place: a handler that runs later (interactive_figures) adds its page script to this list.
+    context["script_files"][:] = unique
 
 
 def setup(app: Sphinx) -> dict[str, object]:

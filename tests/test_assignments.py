@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import csv
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -172,3 +173,67 @@ def test_a_typical_mistake_gets_partial_marks_and_the_checkers_diagnosis(graded:
     feedback = (graded / "feedback" / "mistaken" / ROUND_TRIP / f"{ROUND_TRIP}.html").read_text(encoding="utf-8")
     assert "your function ignores its base argument" in feedback
     assert "failed 3 of 8 hidden cases" in feedback
+
+
+def test_the_instructor_guide_lists_every_checked_exercise() -> None:
+    """The guide's table of checkers is the catalog's: exercise, checker, stars and points."""
+    import posenc.exercises
+
+    guide = (ROOT / "book" / "instructor_guide.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| \{ref\}`(ex-[\w-]+)` \| `(check_\w+)` \| (★+) \| (\d) \|$", guide, flags=re.MULTILINE)
+    expected = [
+        (exercise.label, checker, exercise.stars, str(POINTS[exercise.difficulty or 2]))
+        for exercises in _graded_exercises().values()
+        for exercise in exercises
+        for checker in exercise.checkers
+    ]
+    assert rows == expected
+    unused = set(posenc.exercises.__all__) - {"CheckResult"} - {checker for _, checker, _, _ in rows}
+    assert unused == {"check_alibi_slopes"}
+    assert all(f"`{checker}`" in guide for checker in unused)
+
+
+def _answer_and_test_cells(course: Path) -> list[tuple[str, str, str]]:
+    """``(label, answer source, test source)`` of every graded exercise of the course."""
+    cells = []
+    for name in _graded_exercises():
+        notebook = nbformat.read(course / "source" / name / f"{name}.ipynb", as_version=4)
+        graded = [cell for cell in notebook.cells if "nbgrader" in cell.metadata]
+        for answer, test in zip(graded[::2], graded[1::2], strict=True):
+            label = answer.metadata.nbgrader.grade_id.removesuffix("-answer")
+            cells.append((label, answer.source, test.source))
+    return cells
+
+
+#: Answers that call a function the chapter defined earlier (graded in the notebook, not here).
+USES_CHAPTER_CODE = {"ex-abs-5": "roberta_positions", "ex-ropeb-3": "rope_angles"}
+
+
+def test_every_answer_taken_from_the_book_passes_its_checker(source_course: Path) -> None:
+    """Run each answer cell (the book's solution) and its test cell with the chapters' imports.
+
+    Full marks for every answer that needs only posenc, torch and math; the others name the
+    chapter function they call.
+    """
+    import math
+
+    import torch
+    from torch import nn
+
+    import posenc
+    import posenc.exercises
+
+    for label, answer, test in _answer_and_test_cells(source_course):
+        namespace = {
+            **{name: getattr(posenc, name) for name in posenc.__all__},
+            **{name: getattr(posenc.exercises, name) for name in posenc.exercises.__all__},
+            "math": math, "torch": torch, "nn": nn, "BASE": 10000.0,
+        }
+        exec(compile(answer, f"<{label}-answer>", "exec"), namespace)  # noqa: S102 (the book's own code)
+        *statements, points = test.splitlines()
+        exec(compile("\n".join(statements), f"<{label}-test>", "exec"), namespace)  # noqa: S102
+        if label in USES_CHAPTER_CODE:
+            assert f"name '{USES_CHAPTER_CODE[label]}' is not defined" in str(namespace["report"])
+            continue
+        assert namespace["report"].passed, f"{label}: {namespace['report']}"
+        assert eval(points, namespace) == int(points.split(" * ")[0])  # noqa: S307 (full marks)

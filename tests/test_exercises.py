@@ -10,6 +10,7 @@ tested for every checker at once.
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import pytest
 import torch
@@ -20,18 +21,34 @@ import posenc
 from posenc import (
     alibi_slopes,
     apply_rope,
+    apply_rope_2d,
+    clipped_relative_positions,
+    dynamic_ntk_frequencies,
+    llama3_frequencies,
+    ntk_frequencies,
+    pi_frequencies,
     scaled_dot_product_attention,
     sinusoidal_encoding,
     t5_relative_position_bucket,
+    yarn_frequencies,
 )
 from posenc.exercises import (
     CheckResult,
     check_alibi_slopes,
     check_apply_rope,
+    check_apply_rope_2d,
     check_attention,
+    check_dynamic_ntk_frequencies,
+    check_llama3_frequencies,
+    check_ntk_frequencies,
     check_padded_positions,
+    check_pi_frequencies,
+    check_relative_shift,
+    check_repeat_kv,
+    check_shaw_index,
     check_sinusoidal,
     check_t5_bucket,
+    check_yarn_frequencies,
 )
 
 
@@ -672,6 +689,382 @@ def test_rope_bad_layout_raises():
         check_apply_rope(reference_rope, layout="neox")
 
 
+# --------------------------------------------------------------------------- Shaw et al.'s row index
+
+
+def reference_shaw_index(q_len, k_len, max_distance, query_offset=0):
+    return clipped_relative_positions(q_len, k_len, max_distance=max_distance, query_offset=query_offset) + max_distance
+
+
+def loop_shaw_index(q_len, k_len, max_distance, query_offset=0):
+    """Row by row from the definition: an independent implementation."""
+    return torch.tensor([
+        [min(max(j - (query_offset + r), -max_distance), max_distance) + max_distance for j in range(k_len)]
+        for r in range(q_len)
+    ])
+
+
+def make_shaw_index(sign=1, low=None, high=None, shift=True, shift_first=False, use_offset=True):
+    def rows(q_len, k_len, max_distance, query_offset=0):
+        start = query_offset if use_offset else 0
+        offsets = sign * (torch.arange(k_len)[None, :] - (start + torch.arange(q_len))[:, None])
+        lower = -max_distance if low is None else low(max_distance)
+        upper = max_distance if high is None else high(max_distance)
+        if shift_first:
+            return (offsets + max_distance).clamp(lower, upper)
+        return offsets.clamp(lower, upper) + (max_distance if shift else 0)
+
+    return rows
+
+
+@pytest.mark.parametrize("fn", [reference_shaw_index, loop_shaw_index, make_shaw_index()])
+def test_shaw_index_correct_implementations_pass(fn):
+    assert_passes(check_shaw_index(fn))
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (make_shaw_index(shift_first=True), ["you add c before clipping to [-c, c]", "clip the offset first"]),
+        (make_shaw_index(low=lambda c: 0, high=lambda c: 2 * c), ["you clip the offset to [0, 2c] and then add c"]),
+        (make_shaw_index(sign=-1), ["you use i - j", "read row clip("]),
+        (make_shaw_index(shift=False), ["the shift by c is missing"]),
+        (make_shaw_index(low=lambda c: -c + 1, high=lambda c: c - 1), ["you clip to [-(c - 1), c - 1]"]),
+        (make_shaw_index(use_offset=False), ["query_offset is ignored", "only the cases with query_offset > 0 failed"]),
+        (lambda q, k, c, query_offset=0: reference_shaw_index(q, k, c, query_offset).float(), ["dtype float32",
+                                                                                               "int64"]),
+        (lambda q, k, c, query_offset=0: reference_shaw_index(q, k, c, query_offset).T, ["shape", "(q_len, k_len)"]),
+    ],
+)
+def test_shaw_index_mistakes_are_diagnosed(fn, phrases):
+    assert_fails_with(check_shaw_index(fn), *phrases)
+
+
+def test_shaw_index_report_names_the_pair_and_both_rows():
+    result = check_shaw_index(make_shaw_index(shift_first=True))
+    assert "fn(6, 6, 2): query 0 (position i = 0) and key j = 1, offset j - i = 1, read row clip(1, -2, 2) + 2 = 3; " \
+           "got 2" in feedback(result)
+
+
+# --------------------------------------------------------------------------- the relative shift
+
+
+def loop_relative_shift(rel_logits):
+    """Entry by entry from the definition (visible keys only; zeros above): an independent implementation."""
+    *_, q_len, k_len = rel_logits.shape
+    out = torch.zeros_like(rel_logits)
+    for r in range(q_len):
+        i = k_len - q_len + r
+        for j in range(i + 1):
+            out[..., r, j] = rel_logits[..., r, j - i + k_len - 1]
+    return out
+
+
+def transformer_xl_rel_shift(rel_logits):
+    """The pad-and-reshape of Transformer-XL's ``_rel_shift``, with batch dimensions in front."""
+    *batch, q_len, k_len = rel_logits.shape
+    padded = torch.nn.functional.pad(rel_logits, (1, 0))
+    return padded.reshape(*batch, k_len + 1, q_len)[..., 1:, :].reshape(*batch, q_len, k_len)
+
+
+def first_rows_shift(rel_logits):  # ex-rel-9's bug, generalised
+    *batch, q_len, k_len = rel_logits.shape
+    padded = torch.nn.functional.pad(rel_logits, (1, 0))
+    return padded.reshape(*batch, k_len + 1, q_len)[..., :-1, :].reshape(*batch, q_len, k_len)
+
+
+def right_padded_shift(rel_logits):
+    *batch, q_len, k_len = rel_logits.shape
+    padded = torch.nn.functional.pad(rel_logits, (0, 1))
+    return padded.reshape(*batch, k_len + 1, q_len)[..., 1:, :].reshape(*batch, q_len, k_len)
+
+
+def square_skew(rel_logits):  # the chapter's skew: right for Lq == Lk only
+    *batch, length, _ = rel_logits.shape
+    padded = torch.nn.functional.pad(rel_logits, (1, 0))
+    return padded.reshape(*batch, length + 1, length)[..., 1:, :]
+
+
+@pytest.mark.parametrize("fn", [loop_relative_shift, transformer_xl_rel_shift])
+def test_relative_shift_correct_implementations_pass(fn):
+    assert_passes(check_relative_shift(fn))
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (first_rows_shift, ["you keep the first Lq rows", "drop the first row instead"]),
+        (right_padded_shift, ["the zero column goes on the left"]),
+        (lambda rel_logits: rel_logits.clone(), ["these are the unshifted logits"]),
+        (lambda rel_logits: transformer_xl_rel_shift(rel_logits.flip(-1)), ["you read the table backwards"]),
+        (square_skew, ["raised RuntimeError", "works when Lq == Lk but not with a memory"]),
+        (lambda rel_logits: loop_relative_shift(rel_logits.double()), ["dtype float64", "expected float32"]),
+        (lambda rel_logits: loop_relative_shift(rel_logits) * 2, ["should be rel_logits[..., ",
+                                                                 "not an entry of rel_logits"]),
+    ],
+)
+def test_relative_shift_mistakes_are_diagnosed(fn, phrases):
+    assert_fails_with(check_relative_shift(fn), *phrases)
+
+
+def test_relative_shift_names_where_a_wrong_entry_came_from():
+    def one_query_late(rel_logits):
+        shifted = transformer_xl_rel_shift(rel_logits)
+        return torch.cat((shifted[..., :1, :], shifted[..., :-1, :]), dim=-2)
+
+    result = check_relative_shift(one_query_late)
+    assert "which is rel_logits[..., 0, " in feedback(result) or "the value of the zero padding" in feedback(result)
+
+
+def test_relative_shift_in_place_is_reported():
+    def in_place(rel_logits):
+        shifted = transformer_xl_rel_shift(rel_logits)
+        rel_logits.zero_()
+        return shifted
+
+    assert_fails_with(check_relative_shift(in_place), "modified its input rel_logits in place")
+
+
+# --------------------------------------------------------------------------- grouped-query attention
+
+
+def make_repeat_kv(mode="interleave"):
+    def repeat_kv(kv, num_heads):
+        group = num_heads // kv.shape[-3]
+        if mode == "interleave":
+            return kv.repeat_interleave(group, dim=-3)
+        if mode == "tile":
+            return torch.cat([kv] * group, dim=-3)
+        if mode == "sequence":
+            return kv.repeat_interleave(group, dim=-2)
+        if mode == "group = h":
+            return kv.repeat_interleave(num_heads, dim=-3)
+        if mode == "expand only":
+            return kv.unsqueeze(-3).expand(*kv.shape[:-2], group, *kv.shape[-2:])
+        raise AssertionError(mode)
+
+    return repeat_kv
+
+
+def hf_repeat_kv(kv, num_heads):
+    """``transformers``' own ``repeat_kv`` (4-D inputs), the reference real models use."""
+    from transformers.models.llama.modeling_llama import repeat_kv
+
+    squeeze = kv.dim() == 3
+    batched = kv[None] if squeeze else kv
+    out = repeat_kv(batched, num_heads // kv.shape[-3])
+    return out[0] if squeeze else out
+
+
+@pytest.mark.parametrize("fn", [hf_repeat_kv, make_repeat_kv()])
+def test_repeat_kv_correct_implementations_pass(fn):
+    assert_passes(check_repeat_kv(fn))
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (make_repeat_kv("tile"), ["should read key-value heads [0, 0, 1, 1], yours read [0, 1, 0, 1]",
+                                  "instead of repeating each one in place with repeat_interleave"]),
+        (make_repeat_kv("sequence"), ["you repeated along the sequence axis", "dim=-3"]),
+        (make_repeat_kv("group = h"), ["repeated h / h_kv = 2 times, not h times"]),
+        (make_repeat_kv("expand only"), ["merge the two head axes with a reshape"]),
+        (lambda kv, h: make_repeat_kv()(kv, h).flip(-3), ["yours read [1, 1, 0, 0]"]),
+        (lambda kv, h: make_repeat_kv()(kv, h) + 1, ["'?': a head that is not a copy"]),
+    ],
+)
+def test_repeat_kv_mistakes_are_diagnosed(fn, phrases):
+    assert_fails_with(check_repeat_kv(fn), *phrases)
+
+
+# --------------------------------------------------------------------------- 2-D RoPE
+
+
+def complex_rope_2d(x, rows, columns, base=10000.0):
+    """Axial 2-D RoPE with complex numbers, half by half: an independent implementation."""
+    dim = x.shape[-1]
+    theta = base ** (-torch.arange(0, dim // 2, 2, dtype=torch.float64) / (dim // 2))
+    halves = []
+    for half, positions in zip(x.chunk(2, dim=-1), (rows, columns), strict=True):
+        pairs = torch.view_as_complex(half.double().reshape(*half.shape[:-1], -1, 2).contiguous())
+        turned = pairs * torch.polar(torch.ones(1, dtype=torch.float64), positions.double()[:, None] * theta)
+        halves.append(torch.view_as_real(turned).flatten(-2))
+    return torch.cat(halves, dim=-1).to(x.dtype)
+
+
+def make_rope_2d(first="rows", second="columns", split="halves", layout="interleaved", dim_of_theta="half",
+                 use_base=True):
+    def rope_2d(x, rows, columns, base=10000.0):
+        dim = x.shape[-1]
+        base = base if use_base else 10000.0
+        positions = {"rows": rows, "columns": columns}
+        if split == "halves":
+            parts = x.chunk(2, dim=-1)
+        else:
+            parts = (x[..., 0::2], x[..., 1::2])
+        theta_dim = dim // 2 if dim_of_theta == "half" else dim
+        frequencies = base ** (-torch.arange(0, dim // 2, 2, dtype=torch.float64) / theta_dim)
+        turned = [apply_rope(part, positions[name], frequencies=frequencies, layout=layout)
+                  for part, name in zip(parts, (first, second), strict=True)]
+        if split == "halves":
+            return torch.cat(turned, dim=-1)
+        return torch.stack(turned, dim=-1).flatten(-2)
+
+    return rope_2d
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [lambda x, rows, columns, base=10000.0: apply_rope_2d(x, rows, columns, base=base), complex_rope_2d,
+     make_rope_2d()],
+)
+def test_rope_2d_correct_implementations_pass(fn):
+    result = check_apply_rope_2d(fn)
+    assert_passes(result)
+    assert "depend only on the 2-D offset" in feedback(result)
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (make_rope_2d(second="rows"), ["both halves are rotated by the rows", "must be rotated by the columns"]),
+        (make_rope_2d(first="columns"), ["both halves are rotated by the columns"]),
+        (make_rope_2d(first="columns", second="rows"), ["rows and columns are swapped"]),
+        (make_rope_2d(dim_of_theta="full"), ["frequencies of the full dimension d = 8", "base^(-4ℓ/d)"]),
+        (make_rope_2d(split="strided"), ["you split the coordinates into evens and odds"]),
+        (make_rope_2d(layout="half"), ["inside each half you pair (ℓ, ℓ + d/4), the half layout"]),
+        (make_rope_2d(use_base=False), ["ignores its base argument", "base=100"]),
+        (lambda x, rows, columns, base=10000.0: make_rope_2d()(x, rows, columns, base) * 1.01,
+         ["should be", "the first d/2 coordinates are rotated by 1-D RoPE of dimension d/2 at the row"]),
+        (lambda x, rows, columns, base=10000.0: make_rope_2d()(x.double(), rows, columns, base),
+         ["dtype float64", "expected float32"]),
+    ],
+)
+def test_rope_2d_mistakes_are_diagnosed(fn, phrases):
+    assert_fails_with(check_apply_rope_2d(fn), *phrases)
+
+
+# --------------------------------------------------------------------------- scaling rules of Part V
+
+
+def theta(dim, base):
+    return base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+
+
+def formula_pi(dim, base, factor):
+    return theta(dim, base) / factor
+
+
+def formula_ntk(dim, base, factor, exponent=None):
+    exponent = dim / (dim - 2) if exponent is None else exponent(dim)
+    return theta(dim, base * factor**exponent)
+
+
+def formula_dynamic(dim, base, factor, train_len, seq_len, floor=True, minus=True):
+    length = max(seq_len, train_len) if floor else seq_len
+    scale = factor * length / train_len - ((factor - 1) if minus else 0)
+    return theta(dim, base * abs(scale) ** (dim / (dim - 2)))
+
+
+def formula_yarn(dim, base, factor, train_len, beta_fast, beta_slow, swap=False, invert=False):
+    """YaRN as transformers' ``_compute_yarn_parameters`` writes it, re-typed (truncate=True)."""
+
+    def correction_dim(rotations):
+        return (dim * math.log(train_len / (rotations * 2 * math.pi))) / (2 * math.log(base))
+
+    fast, slow = (beta_slow, beta_fast) if swap else (beta_fast, beta_slow)
+    low = max(math.floor(correction_dim(fast)), 0)
+    high = min(math.ceil(correction_dim(slow)), dim - 1)
+    if low == high:
+        high += 0.001
+    ramp = ((torch.arange(dim // 2, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)
+    extrapolation = 1 - ramp if not invert else ramp
+    inv_freq = theta(dim, base)
+    return inv_freq / factor * (1 - extrapolation) + inv_freq * extrapolation
+
+
+def formula_llama3(dim, base, factor, train_len, low, high, invert=False, clamp=True):
+    """The ``llama3`` rule as Meta's reference code writes it, with wavelengths."""
+    inv_freq = theta(dim, base)
+    wavelength = 2 * math.pi / inv_freq
+    smooth = (train_len / wavelength - low) / (high - low)
+    if clamp:
+        smooth = smooth.clamp(0, 1)
+    if invert:
+        smooth = 1 - smooth
+    return (1 - smooth) * inv_freq / factor + smooth * inv_freq
+
+
+@pytest.mark.parametrize(
+    ("check", "fn"),
+    [
+        (check_pi_frequencies, lambda d, b, s: pi_frequencies(d, b, factor=s)),
+        (check_pi_frequencies, formula_pi),
+        (check_pi_frequencies, lambda d, b, s: formula_pi(d, b, s).float()),
+        (check_ntk_frequencies, lambda d, b, s: ntk_frequencies(d, b, factor=s)),
+        (check_ntk_frequencies, formula_ntk),
+        (check_dynamic_ntk_frequencies, lambda d, b, s, n_train, n: dynamic_ntk_frequencies(
+            d, b, factor=s, original_max_position=n_train, seq_len=n)),
+        (check_dynamic_ntk_frequencies, formula_dynamic),
+        (check_yarn_frequencies, lambda d, b, s, n, fast, slow: yarn_frequencies(
+            d, b, factor=s, original_max_position=n, beta_fast=fast, beta_slow=slow)),
+        (check_yarn_frequencies, formula_yarn),
+        (check_llama3_frequencies, lambda d, b, s, n, low, high: llama3_frequencies(
+            d, b, factor=s, original_max_position=n, low_freq_factor=low, high_freq_factor=high)),
+        (check_llama3_frequencies, formula_llama3),
+    ],
+)
+def test_scaling_correct_implementations_pass(check, fn):
+    assert_passes(check(fn))
+
+
+@pytest.mark.parametrize(
+    ("check", "fn", "phrases"),
+    [
+        (check_pi_frequencies, lambda d, b, s: theta(d, b) * s, ["you multiply the frequencies by the factor",
+                                                                "ratio got / expected = 64"]),
+        (check_pi_frequencies, lambda d, b, s: theta(d, b * s), ["you multiplied the base by s"]),
+        (check_pi_frequencies, lambda d, b, s: theta(d, b), ["the factor is not applied"]),
+        (check_pi_frequencies, lambda d, b, s: theta(d, b).repeat_interleave(2) / s, ["one frequency per pair, d/2"]),
+        (check_ntk_frequencies, partial(formula_ntk, exponent=lambda d: 1.0), ["without the exponent d/(d-2)"]),
+        (check_ntk_frequencies, partial(formula_ntk, exponent=lambda d: (d - 2) / d), ["your exponent is (d-2)/d"]),
+        (check_ntk_frequencies, formula_pi, ["these are PI's frequencies"]),
+        (check_ntk_frequencies, lambda d, b, s: theta(d, 10000.0 * s ** (d / (d - 2))), ["ignores its base"]),
+        (check_dynamic_ntk_frequencies, partial(formula_dynamic, floor=False),
+         ["below the training length you changed the base too", "only the settings with seq_len below"]),
+        (check_dynamic_ntk_frequencies, partial(formula_dynamic, minus=False), ["your scale is s·n/L"]),
+        (check_dynamic_ntk_frequencies, lambda d, b, s, n_train, n: formula_ntk(d, b, s),
+         ["these are static NTK frequencies"]),
+        (check_yarn_frequencies, partial(formula_yarn, swap=True), ["the ramp's bounds are swapped"]),
+        (check_yarn_frequencies, partial(formula_yarn, invert=True), ["your ramp runs the wrong way"]),
+        (check_yarn_frequencies, lambda d, b, s, n, fast, slow: formula_llama3(d, b, s, n, slow, fast),
+         ["linear in the number of turns r_ℓ, as the YaRN paper writes it"]),
+        (check_yarn_frequencies, lambda *args: (formula_yarn(*args), (0.1 * math.log(args[2]) + 1) ** 2),
+         ["you returned 1/t = (0.1 ln s + 1)^2"]),
+        (check_llama3_frequencies, partial(formula_llama3, invert=True), ["the blend is inverted"]),
+        (check_llama3_frequencies, lambda d, b, s, n, low, high: formula_llama3(d, b, s, n, high, low),
+         ["the blend is inverted", "Swapping low_freq_factor and high_freq_factor gives the same"]),
+        (check_llama3_frequencies, partial(formula_llama3, clamp=False), ["is not clamped to [0, 1]"]),
+        (check_llama3_frequencies, lambda d, b, s, n, low, high: formula_llama3(d, b, s, n * 2 * math.pi, low, high),
+         ["missing the 2π"]),
+    ],
+)
+def test_scaling_mistakes_are_diagnosed(check, fn, phrases):
+    assert_fails_with(check(fn), *phrases)
+
+
+def test_scaling_reports_the_first_pair_that_differs():
+    result = check_ntk_frequencies(partial(formula_ntk, exponent=lambda d: 1.0))
+    assert "fn(dim=128, base=10000, factor=8): pair ℓ = 1 (of 64) should have frequency" in feedback(result)
+
+
+def test_yarn_accepts_the_frequencies_with_the_attention_factor():
+    def with_factor(dim, base, factor, train_len, beta_fast, beta_slow):
+        return formula_yarn(dim, base, factor, train_len, beta_fast, beta_slow), 0.1 * math.log(factor) + 1
+
+    assert_passes(check_yarn_frequencies(with_factor))
+
+
 # --------------------------------------------------------------------------- behaviour shared by every checker
 
 CHECKERS = {
@@ -681,6 +1074,15 @@ CHECKERS = {
     "t5": (check_t5_bucket, t5_relative_position_bucket),
     "alibi": (check_alibi_slopes, alibi_slopes),
     "rope": (check_apply_rope, reference_rope),
+    "shaw": (check_shaw_index, reference_shaw_index),
+    "relative shift": (check_relative_shift, transformer_xl_rel_shift),
+    "repeat kv": (check_repeat_kv, make_repeat_kv()),
+    "rope 2d": (check_apply_rope_2d, make_rope_2d()),
+    "pi": (check_pi_frequencies, formula_pi),
+    "ntk": (check_ntk_frequencies, formula_ntk),
+    "dynamic ntk": (check_dynamic_ntk_frequencies, formula_dynamic),
+    "yarn": (check_yarn_frequencies, formula_yarn),
+    "llama3": (check_llama3_frequencies, formula_llama3),
 }
 
 
@@ -811,11 +1213,21 @@ def test_exercises_are_exported():
         "CheckResult",
         "check_alibi_slopes",
         "check_apply_rope",
+        "check_apply_rope_2d",
         "check_attention",
+        "check_dynamic_ntk_frequencies",
+        "check_llama3_frequencies",
+        "check_ntk_frequencies",
         "check_padded_positions",
+        "check_pi_frequencies",
+        "check_relative_shift",
+        "check_repeat_kv",
+        "check_shaw_index",
         "check_sinusoidal",
         "check_t5_bucket",
+        "check_yarn_frequencies",
     }
+    assert all(getattr(posenc.exercises, name).__module__ == "posenc.exercises" for name in posenc.exercises.__all__)
 
 
 @settings(max_examples=10, deadline=None)

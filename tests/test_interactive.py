@@ -9,7 +9,15 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from posenc.interactive import FIGURE_CLASS, interactive_figure, plotly_js_path, plotly_js_version, slider_figure
+from posenc.interactive import (
+    FIGURE_CLASS,
+    GRID_META_KEY,
+    grid_slider_figure,
+    interactive_figure,
+    plotly_js_path,
+    plotly_js_version,
+    slider_figure,
+)
 
 
 def _steps(count: int = 3, traces_per_step: int = 2) -> list[tuple[str, list[go.Scatter]]]:
@@ -40,7 +48,7 @@ def test_html_embeds_the_figure_as_json_and_draws_it_with_the_pages_plotly() -> 
     html = interactive_figure(figure, alt="Cosines for three bases.", height=300).to_html()
     element = re.search(rf'<div class="{FIGURE_CLASS}" id="(posenc-figure-[0-9a-f]{{12}})"', html)
     assert element, html[:200]
-    assert f'window.Plotly.newPlot("{element.group(1)}"' in html
+    assert f'getElementById("{element.group(1)}")' in html and "window.Plotly.newPlot(node" in html
     assert 'aria-label="Cosines for three bases."' in html and "height:300px" in html
     spec = json.loads(re.search(r"var spec = (.*);\n", html).group(1))
     assert spec["data"] == json.loads(figure.to_json())["data"]
@@ -103,3 +111,73 @@ def test_slider_figure_rejects_bad_input(kwargs: dict, error: type, message: str
 def test_interactive_figure_rejects_bad_input(figure: object, kwargs: dict, error: type, message: str) -> None:
     with pytest.raises(error, match=message):
         interactive_figure(go.Figure() if figure is None else figure, **kwargs)
+
+
+def _grid(rows: int = 3, columns: int = 2) -> dict[tuple[int, int], list[go.Scatter]]:
+    x = np.arange(10)
+    return {(i, j): [go.Scatter(x=x, y=(j + 1) * np.cos(x / (i + 1)))] for i in range(rows) for j in range(columns)}
+
+
+def test_grid_slider_figure_records_the_combination_of_every_trace() -> None:
+    grid = _grid()
+    figure = grid_slider_figure(
+        grid, first=("b = ", ["1", "2", "3"]), second=("a = ", ["1", "2"]), active=(1, 1)
+    )
+    owners = figure.layout.meta[GRID_META_KEY]
+    assert [tuple(owner) for owner in owners] == sorted(grid)
+    # Only the active combination is visible at first, and it is the data computed for it.
+    shown = [trace.y.tolist() for trace in figure.data if trace.visible]
+    assert shown == [grid[(1, 1)][0].y.tolist()]
+    first, second = figure.layout.sliders
+    assert (first.active, second.active) == (1, 1)
+    assert [step.label for step in first.steps] == ["1", "2", "3"] and len(second.steps) == 2
+    # The steps themselves change nothing; the page's script shows the pair of current steps.
+    assert {step.method for step in (*first.steps, *second.steps)} == {"skip"}
+    html = interactive_figure(figure, alt="grid").to_html()
+    assert "plotly_sliderchange" in html and f'"{GRID_META_KEY}"' in html
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"grid": {(0, 0): [go.Scatter()]}}, ValueError, r"missing \[\(0, 1\)"),
+        ({"grid": {**_grid(1, 2), (5, 0): [go.Scatter()]}}, ValueError, r"outside the sliders \[\(5, 0\)\]"),
+        ({"grid": {(0, 0): [], (0, 1): [go.Scatter()]}}, ValueError, "no traces"),
+        ({"grid": _grid(1, 2), "first": ("b", [])}, ValueError, "at least one step"),
+        ({"grid": _grid(1, 2), "first": (1, ["x"])}, ValueError, "str prefix"),
+        ({"grid": _grid(1, 2), "active": (0, 2)}, ValueError, "combination"),
+        ({"grid": _grid(1, 2), "active": (0.0, 0)}, TypeError, "pair of ints"),
+    ],
+)
+def test_grid_slider_figure_rejects_bad_input(kwargs: dict, error: type, message: str) -> None:
+    arguments = {"first": ("b", ["1"]), "second": ("a", ["1", "2"]), **kwargs}
+    with pytest.raises(error, match=message):
+        grid_slider_figure(**arguments)
+
+
+def test_glue_figure_glues_in_the_book_build_and_displays_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    import IPython.display
+    import myst_nb
+
+    from posenc.interactive import BOOK_BUILD_VARIABLE, glue_figure
+
+    calls: list[tuple] = []
+    monkeypatch.setattr(myst_nb, "glue", lambda name, obj, display=True: calls.append(("glue", name, obj, display)))
+    monkeypatch.setattr(IPython.display, "display", lambda obj: calls.append(("display", obj)))
+    figure = interactive_figure(go.Figure(), alt="Nothing yet.")
+    monkeypatch.delenv(BOOK_BUILD_VARIABLE, raising=False)
+    glue_figure("fig-live", figure)
+    monkeypatch.setenv(BOOK_BUILD_VARIABLE, "1")
+    glue_figure("fig-live", figure)
+    assert calls == [("display", figure), ("glue", "fig-live", figure, False)]
+
+
+@pytest.mark.parametrize(
+    ("name", "figure", "error"),
+    [("fig live", None, ValueError), ("", None, ValueError), ("fig", go.Figure(), TypeError)],
+)
+def test_glue_figure_rejects_bad_input(name: str, figure: object, error: type) -> None:
+    from posenc.interactive import glue_figure
+
+    with pytest.raises(error):
+        glue_figure(name, interactive_figure(go.Figure(), alt="x") if figure is None else figure)

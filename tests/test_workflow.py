@@ -2,8 +2,9 @@
 
 ``actionlint`` (pinned in ``requirements.txt``; its wheel ships the binary) checks the syntax,
 the expressions, the job graph and the inputs of the actions it knows. The other tests pin the
-parts that are ours: ``make test`` then ``make pdf``, the site that ``make test`` built and checked
-is the one published, the PDFs are uploaded, and only a push to ``main`` deploys.
+parts that are ours: ``make test`` (which prints and checks the PDF editions), the site that
+``make test`` built and checked is the one published, its PDFs are uploaded, and only a push to
+``main`` deploys.
 """
 
 from __future__ import annotations
@@ -72,10 +73,14 @@ def test_actionlint_rejects_a_broken_workflow(tmp_path: Path) -> None:
     assert "run-on" in result.stdout and "tests" in result.stdout, result.stdout
 
 
-def test_the_workflow_tests_then_prints_the_pdf() -> None:
+def test_the_workflow_runs_make_test_which_prints_the_pdf() -> None:
     commands = [step["run"].strip() for step in _steps("test") if "run" in step]
-    assert commands[0] == "make test"
-    assert commands[1].startswith("make pdf")
+    assert commands == ["make test"]
+    prerequisites = re.search(r"^test:(.*)$", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M)
+    assert prerequisites and {"pdf-test", "assignments"} <= set(prerequisites.group(1).split())
+    pdf_test = re.search(r"^pdf-test:.*\n\t(.*)$", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M)
+    site = "$(TEST_OUTPUT)/_build/html"
+    assert pdf_test and "pdf" in pdf_test.group(1).split() and f"PDF_SITE={site}" in pdf_test.group(1)
 
 
 def test_the_published_site_is_the_one_make_test_checked() -> None:
@@ -83,8 +88,7 @@ def test_the_published_site_is_the_one_make_test_checked() -> None:
     uploads = [step for step in _steps("test") if step.get("uses", "").startswith("actions/upload-pages-artifact@")]
     assert len(uploads) == 1 and uploads[0]["with"]["path"] == site
     pdf = [step for step in _steps("test") if step.get("uses", "").startswith("actions/upload-artifact@")]
-    assert len(pdf) == 1 and pdf[0]["with"]["path"] == "_build/pdf/*.pdf"
-    assert f"PDF_SITE={site}" in next(step["run"] for step in _steps("test") if "make pdf" in step.get("run", ""))
+    assert len(pdf) == 1 and pdf[0]["with"]["path"] == f"{_make_variable('PDF_OUTPUT')}/*.pdf"
 
 
 def test_only_a_push_to_main_deploys() -> None:

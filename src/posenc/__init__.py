@@ -53,7 +53,7 @@ from .experiments import (
     train_or_load,
 )
 from .heads import merge_heads, split_heads
-from .interactive import InteractiveFigure, interactive_figure, slider_figure
+from .interactive import InteractiveFigure, glue_figure, grid_slider_figure, interactive_figure, slider_figure
 from .multihead import POSITION_SCHEMES, MultiHeadSelfAttention
 from .plotting import heatmap, heatmaps, use_book_style
 from .relative import (
@@ -124,6 +124,8 @@ __all__ = [
     "evaluate_by_position",
     "exercises",
     "format_timings",
+    "glue_figure",
+    "grid_slider_figure",
     "half_to_interleaved",
     "heatmap",
     "heatmaps",

@@ -18,20 +18,37 @@ only when a figure is made.
 
 Shape legend:
     - ``S``: slider steps (positions of the slider)
+    - ``S1``, ``S2``: the steps of the two sliders of :func:`grid_slider_figure`
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
-__all__ = ["InteractiveFigure", "interactive_figure", "plotly_js_path", "slider_figure"]
+__all__ = [
+    "InteractiveFigure",
+    "glue_figure",
+    "grid_slider_figure",
+    "interactive_figure",
+    "plotly_js_path",
+    "slider_figure",
+]
+
+#: The key in a figure's ``layout.meta`` under which :func:`grid_slider_figure` records, for
+#: every trace, the pair of slider steps it belongs to; the figure's script reads it.
+GRID_META_KEY = "posenc_grid"
+
+#: Set (to ``1``) by the book's build (the Makefile's ``BUILD_ENV``): :func:`glue_figure` then
+#: glues figures for their captioned ``{glue:figure}`` instead of displaying them in place.
+BOOK_BUILD_VARIABLE = "POSENC_BOOK_BUILD"
 
 #: The CSS class of every interactive figure's ``<div>``: the website's build looks for it to
 #: decide which pages load plotly.js.
@@ -134,6 +151,87 @@ def slider_figure(
     return figure
 
 
+def grid_slider_figure(
+    grid: Mapping[tuple[int, int], Sequence[go.BaseTraceType]],
+    *,
+    first: tuple[str, Sequence[str]],
+    second: tuple[str, Sequence[str]],
+    active: tuple[int, int] = (0, 0),
+    layout: dict[str, Any] | None = None,
+) -> go.Figure:
+    """A figure with two sliders that together choose one precomputed group of traces.
+
+    Every combination is computed in Python beforehand (``S1 * S2`` groups). Plotly's sliders
+    each set one thing, so the steps themselves do nothing (``method: "skip"``); the figure's
+    script (:meth:`InteractiveFigure.to_html`) shows the group of the two sliders' current steps
+    whenever either moves. The pairing is stored in ``layout.meta`` under :data:`GRID_META_KEY`.
+
+    Args:
+        grid: the traces of every combination: ``grid[(i, j)]`` is shown when the first slider
+            is at step ``i`` and the second at step ``j``. Every pair in ``[0, S1) x [0, S2)``
+            must be present, with at least one trace.
+        first: ``(prefix, labels)`` of the first slider: the text before the current label
+            (e.g. ``"base b = "``) and the ``S1`` step labels.
+        second: ``(prefix, labels)`` of the second slider, ``S2`` labels.
+        active: the steps ``(i, j)`` shown first.
+        layout: Plotly layout properties; fix the axis ranges so the axes stay put.
+
+    Returns:
+        A ``plotly.graph_objects.Figure`` with all traces and two sliders.
+
+    Raises:
+        ValueError: if a slider has no labels, ``grid`` misses a combination, has one outside
+            the sliders or one without traces, or ``active`` is not a combination.
+        TypeError: if ``active`` is not a pair of ints.
+    """
+    go_module = _plotly_graph_objects()
+    sliders = []
+    for name, spec in (("first", first), ("second", second)):
+        if not (isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str)):
+            raise ValueError(f"{name} must be a (prefix, labels) pair with a str prefix, got {spec!r:.60}")
+        if len(spec[1]) == 0 or not all(isinstance(label, str) for label in spec[1]):
+            raise ValueError(f"{name} must have at least one step label, all str, got {list(spec[1])!r:.60}")
+        sliders.append(spec)
+    shape = (len(first[1]), len(second[1]))
+    if not (isinstance(active, tuple) and len(active) == 2 and all(_is_int(index) for index in active)):
+        raise TypeError(f"active must be a pair of ints (i, j), got {active!r}")
+    if not (0 <= active[0] < shape[0] and 0 <= active[1] < shape[1]):
+        raise ValueError(f"active must be a combination in [0, {shape[0]}) x [0, {shape[1]}), got {active}")
+    expected = {(i, j) for i in range(shape[0]) for j in range(shape[1])}
+    if set(grid) != expected:
+        missing, extra = sorted(expected - set(grid)), sorted(set(grid) - expected)
+        raise ValueError(
+            f"grid must have one entry per combination of the sliders' steps, {shape[0]} x {shape[1]}: "
+            f"missing {missing[:5]}, outside the sliders {extra[:5]}"
+        )
+    figure = go_module.Figure(layout=layout)
+    owners: list[list[int]] = []
+    for key in sorted(grid):
+        if len(grid[key]) == 0:
+            raise ValueError(f"grid[{key}] has no traces")
+        for trace in grid[key]:
+            trace.visible = key == active
+            figure.add_trace(trace)
+            owners.append(list(key))
+    figure.update_layout(
+        meta={GRID_META_KEY: owners},
+        sliders=[
+            {
+                "active": active[index],
+                "currentvalue": {"prefix": prefix},
+                "steps": [{"label": label, "method": "skip", "args": [None]} for label in labels],
+                "pad": {"t": 40 + 70 * index},
+            }
+            for index, (prefix, labels) in enumerate(sliders)
+        ],
+    )
+    return figure
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _plotly_graph_objects() -> Any:
     _plotly()
     import plotly.graph_objects as go_module
@@ -181,9 +279,17 @@ class InteractiveFigure:
             "<script>\n(function () {\n"
             f"  var spec = {payload};\n"
             "  function draw() {\n"
-            f'    window.Plotly.newPlot("{element}", spec.data, spec.layout,\n'
+            f'    var node = document.getElementById("{element}");\n'
+            "    window.Plotly.newPlot(node, spec.data, spec.layout,\n"
             "      {responsive: true, displaylogo: false});\n"
-            f'    document.getElementById("{element}").setAttribute("aria-label", {label});\n'
+            f"    var grid = (spec.layout.meta || {{}})[{json.dumps(GRID_META_KEY)}];\n"
+            "    // Two sliders (grid_slider_figure): show the traces of both current steps.\n"
+            "    if (grid) node.on('plotly_sliderchange', function () {\n"
+            "      var at = node._fullLayout.sliders.map(function (s) { return s.active; });\n"
+            "      window.Plotly.restyle(node, {visible: grid.map(function (g) {\n"
+            "        return g[0] === at[0] && g[1] === at[1]; })});\n"
+            "    });\n"
+            "    node.setAttribute(\"aria-label\", " + label + ");\n"
             "  }\n"
             "  if (window.Plotly) { draw(); return; }\n"
             "  // Outside the book's website (e.g. Colab): no bundled plotly.js, load the same version.\n"
@@ -237,3 +343,34 @@ def interactive_figure(figure: go.Figure, *, alt: str, height: int = 420) -> Int
     if not 200 <= height <= 1200:
         raise ValueError(f"height must be in [200, 1200] CSS pixels, got {height}")
     return InteractiveFigure(figure, alt=alt.strip(), height=height)
+
+
+def glue_figure(name: str, figure: InteractiveFigure) -> None:
+    """Show an interactive figure: captioned in the book, in place in a live notebook.
+
+    In the book's build (:data:`BOOK_BUILD_VARIABLE` set), the figure is glued with myst-nb
+    under ``name`` and shown where a Markdown cell's ``{glue:figure}`` directive gives it its
+    number and caption. Anywhere else (Jupyter, Colab, where MyST directives are not rendered
+    and myst-nb may be missing) it is displayed as the cell's output.
+
+    Args:
+        name: the glue key, also used as the figure's label (e.g. ``"fig-sin-table-live"``):
+            letters, digits, ``-`` and ``_``.
+        figure: the figure, from :func:`interactive_figure`.
+
+    Raises:
+        TypeError: if ``figure`` is not an :class:`InteractiveFigure`.
+        ValueError: if ``name`` is not a valid key.
+    """
+    if not isinstance(figure, InteractiveFigure):
+        raise TypeError(f"figure must be an InteractiveFigure (see interactive_figure), got {type(figure).__name__}")
+    if not isinstance(name, str) or not name or not all(c.isalnum() or c in "-_" for c in name):
+        raise ValueError(f"name must be a non-empty key of letters, digits, '-' and '_', got {name!r}")
+    if os.environ.get(BOOK_BUILD_VARIABLE):
+        from myst_nb import glue
+
+        glue(name, figure, display=False)
+    else:
+        from IPython.display import display
+
+        display(figure)

@@ -155,18 +155,20 @@ def assignment_notebook(
 ) -> tuple[nbformat.NotebookNode, list[GradedExercise]]:
     """The chapter at ``path`` as an nbgrader source notebook, and the exercises it grades."""
     notebook = nbformat.read(path, as_version=4)
-    exercise, solutions, starters = None, {}, {}
+    current: str | None = None  # the label of the exercise whose cells follow
+    solutions: dict[str, list[str]] = {}
+    starters: dict[int, str] = {}
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type == "markdown":
             # The exercise whose work follows: the last exercise or gated solution opened here.
             events = [(m.start(), m.group("label")) for m in _SOLUTION_START.finditer(cell.source)]
             events += [(m.start(), m.group("label")) for m in _EXERCISE_LABEL.finditer(cell.source)]
             if events:
-                exercise = max(events)[1]
-        elif STARTER_TAG in cell.metadata.get("tags", []) and exercise and "check_" in cell.source:
-            starters[index] = exercise
-        elif SOLUTION_TAG in cell.metadata.get("tags", []) and exercise:
-            solutions.setdefault(exercise, []).append(cell.source)
+                current = max(events)[1]
+        elif STARTER_TAG in cell.metadata.get("tags", []) and current and "check_" in cell.source:
+            starters[index] = current
+        elif SOLUTION_TAG in cell.metadata.get("tags", []) and current:
+            solutions.setdefault(current, []).append(cell.source)
 
     stripped, _ = strip_solutions(notebook)
     graded: list[GradedExercise] = []

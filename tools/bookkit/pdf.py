@@ -31,9 +31,14 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 from pypdf import PdfReader, PdfWriter
+from pypdf.generic import IndirectObject
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, BrowserContext, PdfMargins, Route
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/bookkit/ -> the repository
 CHROMIUM = "/usr/bin/chromium"
@@ -48,7 +53,7 @@ CHROMIUM_ARGS = [
 ]
 EDITIONS = ("full", "student")
 SOLUTIONS_HEADING = "Solutions to the exercises"
-MARGINS = {"top": "16mm", "bottom": "18mm", "left": "15mm", "right": "15mm"}
+MARGINS: PdfMargins = {"top": "16mm", "bottom": "18mm", "left": "15mm", "right": "15mm"}
 
 # Print styles on top of the theme's: only the article, full width; code wraps instead of being
 # cut at the margin; figures and headings are not split from what follows; chapter numbers shown;
@@ -156,12 +161,12 @@ def _page_count(pdf: bytes) -> int:
     return len(PdfReader(io.BytesIO(pdf)).pages)
 
 
-def _print_page(context: object, url: str, base: str, *, move_solutions: bool) -> tuple[str, bytes, int]:
+def _print_page(context: BrowserContext, url: str, base: str, *, move_solutions: bool) -> tuple[str, bytes, int]:
     """Open ``url`` offline, wait for formulas and figures, print it; return (title, pdf, solutions)."""
     page = context.new_page()
     blocked: list[str] = []
 
-    def route(request_route: object) -> None:
+    def route(request_route: Route) -> None:
         if request_route.request.url.startswith(base):
             request_route.continue_()
         else:
@@ -217,7 +222,7 @@ tr.part td {{ font-weight: bold; padding-top: 4mm; }}
 <h2>Contents</h2><table>{"".join(rows)}</table></body></html>"""
 
 
-def _number_pages(writer: PdfWriter, browser: object, first_numbered: int) -> None:
+def _number_pages(writer: PdfWriter, browser: Browser, first_numbered: int) -> None:
     """Stamp page numbers at the foot of every page from ``first_numbered`` (0-based) on."""
     count = len(writer.pages)
     blank = "<div style='break-after: page; height: 1px'></div>" * count
@@ -288,7 +293,7 @@ def build_pdf(site: Path, output: Path, *, edition: str = "full", toc_path: Path
 
         writer = PdfWriter()
         writer.append(PdfReader(io.BytesIO(front)))
-        parents: dict[str, object] = {}
+        parents: dict[str, IndirectObject] = {}
         for doc, first in zip(documents, first_pages(front_pages), strict=True):
             writer.append(PdfReader(io.BytesIO(doc.pdf)))
             parent = None

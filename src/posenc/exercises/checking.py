@@ -2,7 +2,8 @@
 
 A checker (one per family module: :mod:`posenc.exercises.attention`,
 :mod:`posenc.exercises.absolute`, :mod:`posenc.exercises.relative`,
-:mod:`posenc.exercises.rotary`) describes its hidden cases and how to diagnose a wrong answer;
+:mod:`posenc.exercises.rotary`, :mod:`posenc.exercises.heads`,
+:mod:`posenc.exercises.scaling`) describes its hidden cases and how to diagnose a wrong answer;
 this module does the rest, the same way for all of them:
 
 - the result, :class:`~posenc.exercises.CheckResult`: a verdict that is true only when every case

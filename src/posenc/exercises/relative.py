@@ -1,5 +1,9 @@
-"""Checkers of the relative-position exercises: T5's buckets and ALiBi's slopes.
+"""Checkers of the relative-position exercises: Shaw's rows, the skew, T5's buckets, ALiBi's slopes.
 
+- :func:`~posenc.exercises.check_shaw_index`: the row of Shaw et al.'s table that each
+  query-key pair reads, ``clip(j - i, -c, c) + c``, with cached queries;
+- :func:`~posenc.exercises.check_relative_shift`: the relative shift ("skew") of
+  Transformer-XL, with a memory of cached keys;
 - :func:`~posenc.exercises.check_t5_bucket`: T5's relative position buckets, region by region
   (sign, exact small offsets, logarithmic large ones, the clamp at ``num_buckets - 1``);
 - :func:`~posenc.exercises.check_alibi_slopes`: ALiBi's per-head slopes, including head counts
@@ -21,6 +25,7 @@ from ..relative import alibi_slopes, t5_relative_position_bucket
 from .checking import (
     _SEED,
     CheckResult,
+    _describe,
     _dtype,
     _expect_integer,
     _expect_shape,
@@ -36,7 +41,243 @@ from .checking import (
     _values,
 )
 
-__all__ = ["check_t5_bucket", "check_alibi_slopes"]
+__all__ = ["check_shaw_index", "check_relative_shift", "check_t5_bucket", "check_alibi_slopes"]
+
+
+# --------------------------------------------------------------------------- Shaw et al.'s row index
+
+
+def _shaw_rows(q_len: int, k_len: int, max_distance: int, query_offset: int, *, sign: int = 1, low: int | None = None,
+               high: int | None = None, shift: bool = True, shift_first: bool = False) -> torch.Tensor:
+    """Row numbers of Shaw et al.'s table, with knobs for the typical mistakes (reference by default)."""
+    offsets = sign * (torch.arange(k_len)[None, :] - (query_offset + torch.arange(q_len))[:, None])
+    low = -max_distance if low is None else low
+    high = max_distance if high is None else high
+    if shift_first:
+        return (offsets + max_distance).clamp(low, high)
+    return offsets.clamp(low, high) + (max_distance if shift else 0)
+
+
+@_public
+def check_shaw_index(fn: Callable[..., Any]) -> CheckResult:
+    """Check a student's row index of Shaw et al.'s table ``fn(q_len, k_len, max_distance, query_offset=0)``.
+
+    The result is the ``(q_len, k_len)`` integer tensor of the rows that query ``r`` (at position
+    ``i = query_offset + r``) and key ``j`` read from a table of ``2c + 1`` rows, ``c`` =
+    ``max_distance``: ``clip(j - i, -c, c) + c``, as ``clipped_relative_positions(...) + c`` in
+    :mod:`posenc.relative`. The hidden cases cover square and cached (``q_len < k_len`` with
+    ``query_offset = k_len - q_len``) shapes, ``c = 0`` and ``c`` beyond every offset.
+
+    Diagnosed mistakes: ``i - j`` instead of ``j - i``; the shift by ``c`` missing (negative
+    rows); the shift added before clipping to ``[-c, c]``; clipping to ``[0, 2c]`` before the
+    shift; clipping to ``c - 1``; ``query_offset`` ignored; a float dtype, wrong shape; the
+    row of a pair named when nothing else is recognised; exceptions.
+
+    Args:
+        fn: the student's function.
+
+    Returns:
+        A :class:`CheckResult`, true when every case passed.
+
+    Raises:
+        TypeError: if ``fn`` is not callable.
+    """
+
+    def body(session: _Session) -> list[str]:
+        cases = [(6, 6, 2, 0), (10, 10, 3, 0), (1, 1, 0, 0), (5, 5, 0, 0), (4, 4, 16, 0), (3, 9, 2, 6), (1, 12, 4, 11),
+                 (5, 9, 3, 4)]
+        for q_len, k_len, max_distance, offset in cases:
+            tags = {"offset"} if offset else set()
+            session.run(partial(_shaw_case, session, q_len, k_len, max_distance, offset), tags)
+        if session.only_failed_with("offset"):
+            session.problem(
+                "offset hint",
+                "only the cases with query_offset > 0 failed: query r sits at position i = query_offset + r (in cached "
+                "decoding the new queries are the last tokens), so the offset is j - (query_offset + r)",
+            )
+        return [
+            f"matches clipped_relative_positions(...) + max_distance on {session.cases} hidden cases: square and "
+            "cached shapes (query_offset > 0), max_distance from 0 to 16",
+            "row of pair (i, j) = clip(j - i, -c, c) + c, an integer in [0, 2c]",
+        ]
+
+    return _run_checker("Shaw et al.'s row index", fn, body)
+
+
+def _shaw_case(session: _Session, q_len: int, k_len: int, max_distance: int, offset: int) -> None:
+    if offset:
+        call = f"fn({q_len}, {k_len}, {max_distance}, query_offset={offset})"
+        returned = session.call(call, q_len, k_len, max_distance, query_offset=offset)
+    else:
+        call = f"fn({q_len}, {k_len}, {max_distance})"
+        returned = session.call(call, q_len, k_len, max_distance)
+    got = _expect_tensor(returned, "rows", call)
+    _expect_shape(got, (q_len, k_len), "rows", call, " (q_len, k_len): one row number per query-key pair")
+    _expect_integer(session, got, "rows", call)
+    got = got.long()
+    expected = _shaw_rows(q_len, k_len, max_distance, offset)
+    if torch.equal(got, expected):
+        return
+    c = max_distance
+    r, j = (int(index) for index in (got != expected).nonzero()[0])
+    i = offset + r
+    text = (
+        f"{call}: query {r} (position i = {i}) and key j = {j}, offset j - i = {j - i}, read row "
+        f"clip({j - i}, -{c}, {c}) + {c} = {int(expected[r, j])}; got {int(got[r, j])}"
+    )
+    variants: list[tuple[dict[str, Any], str, str]] = [
+        ({"sign": -1}, "sign", "you use i - j; the book's offset is j - i (key minus query), so keys after the query "
+         "read the rows above c"),
+        ({"shift": False}, "no shift", "the shift by c is missing: offsets run from -c to c, rows from 0 to 2c, "
+         f"so add c = {c} after clipping (a negative row would silently index the table from its end)"),
+        ({"shift_first": True}, "clip after shift", "you add c before clipping to [-c, c]: clip the offset first, "
+         "then add c, clip(j - i, -c, c) + c (or clip j - i + c to [0, 2c])"),
+        ({"low": 0, "high": 2 * c}, "clip to rows", "you clip the offset to [0, 2c] and then add c: [0, 2c] is the "
+         "range of the rows; the offset is clipped to [-c, c]"),
+        ({"low": -c + 1, "high": c - 1}, "c - 1", "you clip to [-(c - 1), c - 1]: Shaw et al. clip to [-c, c], and "
+         "the table has 2c + 1 rows"),
+        ({"low": -c, "high": c - 1}, "c - 1", "you clip the positive offsets to c - 1: the range is [-c, c], both "
+         "ends included"),
+    ]
+    for knobs, key, explanation in variants:
+        if torch.equal(got, _shaw_rows(q_len, k_len, c, offset, **knobs)):
+            raise _Problem(key, f"{text}: {explanation}")
+        if offset and torch.equal(got, _shaw_rows(q_len, k_len, c, 0, **knobs)):
+            raise _Problem(f"offset + {key}", f"{text}: query_offset is ignored (query r sits at query_offset + r); "
+                           f"and {explanation}")
+    if offset and torch.equal(got, _shaw_rows(q_len, k_len, c, 0)):
+        raise _Problem("offset", f"{text}: query_offset is ignored: query r sits at position query_offset + r, so "
+                       "in cached decoding the newest keys are the nearest, not the farthest")
+    raise _Problem("rows", f"{text}. The row of pair (i, j) is clip(j - i, -c, c) + c")
+
+
+# --------------------------------------------------------------------------- the relative shift
+
+
+def _shift_reference(rel_logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``out[..., r, j] = rel_logits[..., r, j + Lq - 1 - r]`` by a gather, and where that column exists."""
+    q_len, k_len = rel_logits.shape[-2:]
+    columns = torch.arange(k_len)[None, :] + (q_len - 1 - torch.arange(q_len))[:, None]
+    visible = columns <= k_len - 1
+    gathered = torch.gather(rel_logits, -1, columns.clamp(max=k_len - 1).expand(*rel_logits.shape[:-2], -1, -1))
+    return gathered, visible
+
+
+def _shift_variant(rel_logits: torch.Tensor, kind: str) -> torch.Tensor | None:
+    """The typical wrong relative shifts (reshape tricks that keep the wrong rows or pad the wrong side)."""
+    *batch, q_len, k_len = rel_logits.shape
+    if kind == "first rows":
+        padded = torch.nn.functional.pad(rel_logits, (1, 0))
+        return padded.reshape(*batch, k_len + 1, q_len)[..., :-1, :].reshape(*batch, q_len, k_len)
+    if kind == "pad right":
+        padded = torch.nn.functional.pad(rel_logits, (0, 1))
+        return padded.reshape(*batch, k_len + 1, q_len)[..., 1:, :].reshape(*batch, q_len, k_len)
+    if kind == "unshifted":
+        return rel_logits
+    if kind == "flipped":
+        return _shift_reference(rel_logits.flip(-1))[0]
+    return None
+
+
+@_public
+def check_relative_shift(fn: Callable[..., Any]) -> CheckResult:
+    """Check a student's relative shift (skew) ``fn(rel_logits) -> (..., Lq, Lk)``, with a memory.
+
+    ``rel_logits`` has shape ``(..., Lq, Lk)``, ``Lq <= Lk``: ``Lq`` queries at the *last*
+    positions ``i = Lk - Lq + r`` of ``Lk`` keys (the keys of the segment and, before them, a
+    cached memory, as in Transformer-XL), and column ``c`` holds ``q_r · a_δ`` for the offset
+    ``δ = c - (Lk - 1)``, from ``-(Lk - 1)`` to 0. The result must hold ``q_r · a_(j - i)`` at
+    ``(r, j)`` for every visible key, ``j <= i``: ``rel_logits[..., r, j + Lq - 1 - r]``. Entries
+    above (future keys, hidden by the causal mask) are not checked. The hidden cases have square
+    and non-square shapes, leading batch and head dimensions, float32 and float64 inputs.
+
+    Diagnosed mistakes: the first ``Lq`` rows of the reshaped matrix kept instead of the last
+    (every row moved up by one); the zero column padded on the right; no shift at all; the table
+    read backwards; a reshape that assumes ``Lq == Lk``; dtype or shape changed; the input
+    modified in place; otherwise, the entry the wrong value was taken from; exceptions.
+
+    Args:
+        fn: the student's function.
+
+    Returns:
+        A :class:`CheckResult`, true when every case passed.
+
+    Raises:
+        TypeError: if ``fn`` is not callable.
+    """
+
+    def body(session: _Session) -> list[str]:
+        generator = torch.Generator().manual_seed(_SEED)
+        shapes = [((6, 6), torch.float64), ((2, 3, 5, 5), torch.float32), ((1, 1), torch.float64),
+                  ((3, 8), torch.float64), ((2, 4, 4, 7), torch.float32), ((1, 5), torch.float64),
+                  ((2, 7, 12), torch.float64)]
+        for shape, dtype in shapes:
+            rel_logits = torch.randn(*shape, generator=generator, dtype=torch.float64).to(dtype)
+            tags = {"memory"} if shape[-2] != shape[-1] else set()
+            session.run(partial(_shift_case, session, rel_logits), tags)
+        if session.only_failed_with("memory"):
+            session.problem(
+                "memory hint",
+                "your shift works when Lq == Lk but not with a memory (Lq < Lk): pad to (..., Lq, Lk + 1), read the "
+                "same memory as (..., Lk + 1, Lq), drop the first row and read the rest as (..., Lq, Lk)",
+            )
+        return [
+            f"entry (r, j) holds q_r · a_(j - i), i = Lk - Lq + r, for every visible key j <= i, in {session.cases} "
+            "hidden cases: square and with a memory (Lq < Lk), with batch and head dimensions, float32 and float64",
+            "keeps the dtype and leaves rel_logits unchanged",
+        ]
+
+    return _run_checker("relative shift (skew)", fn, body)
+
+
+def _shift_case(session: _Session, rel_logits: torch.Tensor) -> None:
+    *batch, q_len, k_len = rel_logits.shape
+    given = rel_logits.clone()
+    call = f"fn({_describe('rel_logits', rel_logits)}) with Lq = {q_len}, Lk = {k_len}"
+    returned = session.call(call, given)
+    _unchanged(session, {"rel_logits": rel_logits}, {"rel_logits": given}, call)
+    got = _expect_tensor(returned, "shifted logits", call)
+    _expect_shape(got, tuple(rel_logits.shape), "shifted logits", call, " (..., Lq, Lk), the shape of rel_logits")
+    if got.dtype != rel_logits.dtype:
+        session.problem("dtype", f"{call} returned dtype {_dtype(got.dtype)}; expected {_dtype(rel_logits.dtype)}, the "
+                        "dtype of rel_logits: the shift only moves entries")
+    expected, visible = _shift_reference(rel_logits)
+    visible = visible.expand_as(expected)
+    if torch.equal(got.to(rel_logits.dtype)[visible], expected[visible]):
+        return
+    wrong = visible & (got.to(rel_logits.dtype) != expected)
+    index = tuple(int(i) for i in wrong.nonzero()[0])
+    r, j = index[-2:]
+    i = k_len - q_len + r
+    text = (
+        f"{call}: entry (r = {r}, j = {j}), query at position i = {i}, offset j - i = {j - i}, should be "
+        f"rel_logits[..., {r}, {j - i + k_len - 1}] = {_num(float(expected[index]))}, got {_num(float(got[index]))}"
+    )
+    explanations = {
+        "first rows": "you keep the first Lq rows of the (..., Lk + 1, Lq) view; drop the first row instead "
+        "([..., 1:, :]): keeping the first moves every row up by one, so entry (r, j) holds the previous query with "
+        "the offset one step too near",
+        "pad right": "the zero column goes on the left, (1, 0) in F.pad: padding on the right shifts every row the "
+        "wrong way",
+        "unshifted": "these are the unshifted logits: column c of row r holds offset c - (Lk - 1), and row r must move "
+        "left by Lq - 1 - r places so that column j holds offset j - i",
+        "flipped": "you read the table backwards: column c of rel_logits holds the offset δ = c - (Lk - 1) (the "
+        "most negative first, offset 0 last), not -δ",
+    }
+    for kind, explanation in explanations.items():
+        candidate = _shift_variant(rel_logits, kind)
+        if candidate is not None and torch.equal(got.to(rel_logits.dtype)[visible], candidate[visible]):
+            raise _Problem(kind, f"{text}: {explanation}")
+    value = got.to(rel_logits.dtype)[index]
+    sources = (rel_logits[index[:-2]] == value).nonzero() if value != 0 else torch.empty(0, 2)
+    if value == 0:
+        where = "0, the value of the zero padding"
+    elif len(sources):
+        source_r, source_c = (int(v) for v in sources[0])
+        where = f"rel_logits[..., {source_r}, {source_c}] (query {source_r}, offset {source_c - k_len + 1})"
+    else:
+        where = "a value that is not an entry of rel_logits: the shift should only move entries"
+    raise _Problem("shift", f"{text}, which is {where}")
 
 
 # --------------------------------------------------------------------------- T5 buckets
