@@ -36,13 +36,27 @@ def server_fixture(site_dir: Path) -> Iterator[str]:
         yield url
 
 
+# Every test module that imports the fixture gets its own session fixture; they share one
+# Chromium (Playwright's sync API runs one instance per thread), closed when the last one ends.
+_SHARED: dict[str, Any] = {"users": 0}
+
+
 @pytest.fixture(scope="session", name="browser")
 def browser_fixture() -> Iterator[Any]:
     if not Path(CHROMIUM).is_file():
         pytest.fail(f"{CHROMIUM} not found: `make browser` installs Debian's chromium")
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+    if not _SHARED["users"]:
+        _SHARED["playwright"] = sync_playwright().start()
+        _SHARED["chromium"] = _SHARED["playwright"].chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+    _SHARED["users"] += 1
+    try:
+        yield _SHARED["chromium"]
+    finally:
+        _SHARED["users"] -= 1
+        if not _SHARED["users"]:
+            _SHARED["chromium"].close()
+            _SHARED["playwright"].stop()
