@@ -324,7 +324,6 @@ def exercise_index_markdown(chapters: Sequence[Chapter]) -> str:
         f"({legend})."
     ]
     for number, chapter in enumerate(chapters, start=1):
-        parts.append(f"**Chapter {number}. {{doc}}`/{chapter.docname}`**")
         rows = [
             "| Exercise | Label | Title | Kind | Difficulty | Auto-check |",
             "| --- | --- | --- | --- | --- | --- |",
@@ -335,8 +334,16 @@ def exercise_index_markdown(chapters: Sequence[Chapter]) -> str:
                 f"| {{ref}}`{exercise.label}` | `{exercise.label}` | {exercise.title} | "
                 f"{_kind_text(exercise.kinds)} | {exercise.stars} | {checkers} |"
             )
-        parts.append("\n".join(rows))
+        parts.append(_captioned_table(f"The exercises of chapter {number}, {{doc}}`/{chapter.docname}`.", rows))
     return "\n\n".join(parts)
+
+
+def _captioned_table(caption: str, rows: Sequence[str]) -> str:
+    """A Markdown table inside a ``{table}`` directive: the page shows it with a numbered caption.
+
+    A colon fence, as the caption may hold roles (a backtick fence's first line cannot hold backticks).
+    """
+    return "\n".join([f":::{{table}} {caption}", *rows, ":::"])
 
 
 def study_plan_markdown(chapters: Sequence[Chapter]) -> str:
@@ -364,7 +371,8 @@ def study_plan_markdown(chapters: Sequence[Chapter]) -> str:
             f"{exercises} | {difficulty or '–'} | {_hours(chapter_minutes)} |"
         )
     rows.append(f"| **Whole book** | | | | | **{_hours(sum(minutes))}** |")
-    return rule + "\n\n" + "\n".join(rows)
+    caption = "Each chapter's reading and exercises, and a suggested time for both."
+    return rule + "\n\n" + _captioned_table(caption, rows)
 
 
 def setup(app: Any) -> dict[str, Any]:
