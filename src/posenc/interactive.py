@@ -30,6 +30,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._validation import check_int
+
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
@@ -119,8 +121,7 @@ def slider_figure(
     go_module = _plotly_graph_objects()
     if not steps:
         raise ValueError("steps must hold at least one (label, traces) pair, got none")
-    if isinstance(active, bool) or not isinstance(active, int):
-        raise TypeError(f"active must be an int, got {type(active).__name__}")
+    active = check_int("active", active)
     if not 0 <= active < len(steps):
         raise ValueError(f"active must index a step, in [0, {len(steps)}), got {active}")
     figure = go_module.Figure(layout=layout)
@@ -338,8 +339,7 @@ def interactive_figure(figure: go.Figure, *, alt: str, height: int = 420) -> Int
         raise TypeError(f"figure must be a plotly.graph_objects.Figure, got {type(figure).__name__}")
     if not isinstance(alt, str) or not alt.strip():
         raise ValueError("alt must be a sentence saying what the figure shows, got an empty text")
-    if isinstance(height, bool) or not isinstance(height, int):
-        raise TypeError(f"height must be an int (CSS pixels), got {type(height).__name__}")
+    height = check_int("height", height)
     if not 200 <= height <= 1200:
         raise ValueError(f"height must be in [200, 1200] CSS pixels, got {height}")
     return InteractiveFigure(figure, alt=alt.strip(), height=height)

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._angles import frequencies as _rope_frequencies
+from .._angles import frequencies as _theta
 from ..scaling import (
     dynamic_ntk_frequencies,
     llama3_frequencies,
@@ -190,13 +190,9 @@ def _check_rule(fn: Callable[..., Any], rule: _Rule, yarn: bool = False) -> Chec
     return _run_checker(rule.exercise, fn, body)
 
 
-def _theta(dim: int, base: float) -> torch.Tensor:
-    return _rope_frequencies(dim, base)
-
-
 def _theta_half_exponent(dim: int, base: float) -> torch.Tensor:
     """``b^(-l/d)``: the exponent without its factor 2."""
-    return _rope_frequencies(dim, math.sqrt(base))
+    return _theta(dim, math.sqrt(base))
 
 
 _EXPONENT = "θ_ℓ = base^(-2ℓ/d), ℓ = 0 .. d/2 - 1: the exponent needs the factor 2 (torch.arange(0, d, 2) / d)"
