@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import torch
 
+import posenc
 from posenc import (
     Timing,
     describe_machine,
@@ -262,3 +263,19 @@ def test_rope_timings_rejects_bad_min_run_time():
         rope_timings((1, 1, 2, 2), min_run_time=0)
     with pytest.raises(TypeError, match="heads"):
         rope_timings((1, 2.0, 2, 2), min_run_time=0.001)
+
+
+def test_seed_offset_shifts_every_seed(monkeypatch):
+    monkeypatch.setenv(posenc.SEED_OFFSET_VARIABLE, "3")
+    assert posenc.seed_offset() == 3
+    shifted = torch.randn(4, generator=seed_everything(4))
+    assert torch.equal(shifted, torch.randn(4, generator=torch.Generator().manual_seed(7)))
+    monkeypatch.delenv(posenc.SEED_OFFSET_VARIABLE)
+    assert posenc.seed_offset() == 0
+
+
+@pytest.mark.parametrize("raw", ["-1", "one", "1.5"])
+def test_seed_offset_rejects_what_is_not_a_non_negative_integer(monkeypatch, raw):
+    monkeypatch.setenv(posenc.SEED_OFFSET_VARIABLE, raw)
+    with pytest.raises(ValueError, match="POSENC_SEED_OFFSET must be a non-negative integer"):
+        posenc.seed_offset()

@@ -85,7 +85,7 @@ from .scaling import (
     pi_frequencies,
     yarn_frequencies,
 )
-from .utils import describe_machine, max_abs_diff, report, seed_everything
+from .utils import SEED_OFFSET_VARIABLE, describe_machine, max_abs_diff, report, seed_everything, seed_offset
 
 __version__ = "0.1.0"
 
@@ -100,6 +100,7 @@ __all__ = [
     "ROPE_LAYOUTS",
     "RelativePositionEmbedding",
     "RotaryEmbedding",
+    "SEED_OFFSET_VARIABLE",
     "SinusoidalPositionalEncoding",
     "T5RelativePositionBias",
     "TASKS",
@@ -150,6 +151,7 @@ __all__ = [
     "rotate_half",
     "scaled_dot_product_attention",
     "seed_everything",
+    "seed_offset",
     "shaw_attention",
     "sinusoidal_encoding",
     "sinusoidal_offset_matrix",
