@@ -23,7 +23,7 @@ Every public name is importable from ``posenc`` directly, except the checkers of
 :mod:`posenc.exercises`, which are imported from that module.
 """
 
-from . import exercises
+from . import exercises, plotting
 from .absolute import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
@@ -55,7 +55,7 @@ from .experiments import (
 from .heads import merge_heads, split_heads
 from .interactive import InteractiveFigure, glue_figure, grid_slider_figure, interactive_figure, slider_figure
 from .multihead import POSITION_SCHEMES, MultiHeadSelfAttention
-from .plotting import heatmap, heatmaps, use_book_style
+from .plotting import *  # noqa: F403  (every figure helper; the list is plotting.__all__)
 from .relative import (
     RelativePositionEmbedding,
     T5RelativePositionBias,
@@ -128,8 +128,6 @@ __all__ = [
     "glue_figure",
     "grid_slider_figure",
     "half_to_interleaved",
-    "heatmap",
-    "heatmaps",
     "interactive_figure",
     "interleaved_to_half",
     "llama3_frequencies",
@@ -161,6 +159,6 @@ __all__ = [
     "toeplitz_gap",
     "train",
     "train_or_load",
-    "use_book_style",
     "yarn_frequencies",
+    *plotting.__all__,
 ]

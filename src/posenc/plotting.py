@@ -1,5 +1,11 @@
 """Plotting helpers shared by the chapters, so every figure of a kind looks the same.
 
+The book's figure-code convention (README, "Writing a chapter"): a chapter's figure is one call
+to a function of this module, d2l-style; the notebook keeps only what it derives or measures.
+Each function draws one *kind* of figure (a heatmap of a table, a curve by offset, a bias panel
+per head, ...), takes data computed by the chapter, returns the matplotlib objects it made so a
+chapter can annotate them, and is tested for what it draws (axes, labels, data).
+
 Shape legend:
     - ``R``, ``C``: rows and columns of a matrix shown as a heatmap
 """
@@ -186,3 +192,25 @@ def heatmaps(
     if colorbar and share_scale:
         fig.colorbar(axes.flat[0].images[0], ax=axes.ravel().tolist())
     return fig
+
+
+# ---- figure kinds added by the third editions -------------------------------------------------
+# One section per part of the book, so that the editions add their functions without touching
+# each other's lines. A function reused by a later part stays where it was first written.
+
+# ---- chapters 1–3 (Parts I–II) ----
+
+
+# ---- chapter 4 (Part III) ----
+
+
+# ---- chapter 5 ----
+
+
+# ---- chapter 6 ----
+
+
+# ---- chapter 7 ----
+
+
+# ---- chapters 8–9 (Part V) ----
