@@ -3,8 +3,10 @@
 Each chapter seeds through :func:`posenc.seed_everything`, which adds ``POSENC_SEED_OFFSET`` to
 the seed it is given. This runs every notebook top to bottom in a fresh kernel once per offset,
 with the book build's environment, and fails if any cell raises: a claim a chapter asserts must
-hold for other seeds, not only for the seed the text was written with. It reports the failing
-cell's error (usually the assertion that a shifted seed broke) and the time of every run.
+hold for other seeds, not only for the seed the text was written with. Runs with an odd offset
+also use a single thread (``OMP_NUM_THREADS=1``): another order of summation in PyTorch's kernels,
+so other rounding, the nearest thing to another CPU that one machine offers. It reports the
+failing cell's error (usually the assertion that a shifted seed broke) and the time of every run.
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ def run_notebook(path: Path, offset: int, cache_dir: Path, timeout: int) -> str 
     os.environ.update(
         {"POSENC_SEED_OFFSET": str(offset), "POSENC_PROGRESS": "0", "POSENC_CACHE_DIR": str(cache_dir)}
     )
+    if offset % 2:
+        os.environ.update({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
+    else:
+        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.pop(name, None)
     client = NotebookClient(
         notebook, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
     )
@@ -56,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
                 error = run_notebook(path.resolve(), offset, Path(cache_dir), args.timeout)
                 seconds = time.perf_counter() - start
                 status = "ok" if error is None else "FAILED"
-                print(f"seed offset {offset}  {path.name:<46} {seconds:6.1f} s  {status}", flush=True)
+                threads = "1 thread" if offset % 2 else "default threads"
+                print(f"seed offset {offset} ({threads})  {path.name:<46} {seconds:6.1f} s  {status}", flush=True)
                 if error is not None:
                     failures.append((offset, path.name, error))
     for offset, name, error in failures:
