@@ -34,7 +34,7 @@ MODEL_CACHE ?= _build/posenc-cache
 BUILD_ENV = POSENC_PROGRESS=0 POSENC_CACHE_DIR=$(abspath $(MODEL_CACHE)) POSENC_BOOK_BUILD=1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help env book student test unit build-test seeds-test student-test browser pdf-test lab bench fix-notebooks clean pdf assignments
+.PHONY: help env book student test unit build-test seeds-test outside-test student-test browser pdf-test lab bench fix-notebooks clean pdf assignments
 
 help:
 	@sed -n '3,12p' Makefile | sed 's/^# \{0,1\}//'
@@ -141,6 +141,13 @@ build-test: $(INSTALLED)
 SEED_OFFSETS ?= 1 2
 seeds-test: $(INSTALLED)
 	$(BIN)/python -m bookkit.seed_shift --offsets $(SEED_OFFSETS)
+
+# Chapters as a reader outside the repository runs them (bookkit/outside.py): a fresh venv with
+# only Jupyter, each notebook copied out, its bootstrap cell installing posenc[book] from a local
+# clone of the committed branch. OUTSIDE_CHAPTERS ?= every chapter.
+OUTSIDE_CHAPTERS ?= $(wildcard notebooks/*.ipynb)
+outside-test: $(INSTALLED)
+	$(BIN)/python -m bookkit.outside $(OUTSIDE_CHAPTERS)
 
 browser: $(INSTALLED) $(BROWSER)
 	SITE_DIR=$(TEST_OUTPUT)/_build/html SCREENSHOT_DIR=$(TEST_OUTPUT)/screenshots \
