@@ -12,7 +12,8 @@ Shape legend:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
@@ -556,6 +557,149 @@ __all__ += [
 
 
 # ---- chapter 4 (Part III) ----
+
+__all__ += ["SkewStages", "skew_diagram", "skew_stages"]
+
+_PAD = -1  # query index of the zero padding in SkewStages
+
+
+@dataclass(frozen=True)
+class SkewStages:
+    """Where every entry of the relative logits sits at each stage of the skew.
+
+    Each stage is a pair of integer arrays of the stage's shape: ``query[r, c]`` is the query
+    ``i`` whose product ``q_i . a_delta`` sits in cell ``(r, c)`` (``-1`` for the zero pad) and
+    ``offset[r, c]`` its offset ``delta`` (``0`` for the pad).
+
+    Attributes:
+        logits: ``(L, L)``: ``Q E^T``, offset ``delta`` in column ``delta + L - 1``.
+        padded: ``(L, L + 1)``: one zero column on the left.
+        reshaped: ``(L + 1, L)``: the same memory read with rows of length ``L``.
+        result: ``(L, L)``: what the shift returns.
+    """
+
+    logits: tuple[np.ndarray, np.ndarray]
+    padded: tuple[np.ndarray, np.ndarray]
+    reshaped: tuple[np.ndarray, np.ndarray]
+    result: tuple[np.ndarray, np.ndarray]
+
+
+def _decode(codes: torch.Tensor, length: int) -> tuple[np.ndarray, np.ndarray]:
+    flat = codes.round().long() - 1  # the pad (0) becomes -1
+    query = torch.where(flat < 0, _PAD, flat // length)
+    offset = torch.where(flat < 0, 0, flat % length - (length - 1))
+    return query.numpy(), offset.numpy()
+
+
+def skew_stages(shift: Callable[[torch.Tensor], torch.Tensor], length: int) -> SkewStages:
+    """Run the skew (relative shift) on labelled entries and record where each one lands.
+
+    Entry ``(i, delta + L - 1)`` of an ``(L, L)`` matrix is given a unique label; the stages
+    ``padded`` and ``reshaped`` apply the trick's pad and reshape to the labels, and ``result``
+    is ``shift`` applied to them, so a wrong shift shows up as entries in the wrong cells.
+
+    Args:
+        shift: the function under study, ``(L, L) -> (L, L)`` (e.g. the chapter's ``skew``).
+        length: ``L`` (>= 2).
+
+    Returns:
+        The :class:`SkewStages`.
+
+    Raises:
+        TypeError: if ``shift`` is not callable or does not return a tensor.
+        ValueError: if ``length < 2`` or ``shift`` returns the wrong shape.
+    """
+    if not callable(shift):
+        raise TypeError(f"shift must be a function of one tensor, got {type(shift).__name__}")
+    length = check_int("length", length, minimum=2)
+    codes = 1 + torch.arange(length * length, dtype=torch.float64).reshape(length, length)
+    padded = torch.nn.functional.pad(codes, (1, 0))
+    result = shift(codes)
+    if not isinstance(result, torch.Tensor):
+        raise TypeError(f"shift must return a tensor, got {type(result).__name__}")
+    if tuple(result.shape) != (length, length):
+        raise ValueError(f"shift must return shape {(length, length)}, got {tuple(result.shape)}")
+    return SkewStages(
+        logits=_decode(codes, length),
+        padded=_decode(padded, length),
+        reshaped=_decode(padded.reshape(length + 1, length), length),
+        result=_decode(result.detach().double(), length),
+    )
+
+
+def _draw_stage(
+    ax: Axes,
+    stage: tuple[np.ndarray, np.ndarray],
+    faded: np.ndarray,
+    title: str,
+) -> None:
+    query, offset = stage
+    colours = plt.get_cmap("tab10")
+    rgba = np.ones((*query.shape, 4))
+    for (row, column), i in np.ndenumerate(query):
+        colour = np.array((0.85, 0.85, 0.85, 1.0)) if i == _PAD else np.array(colours(i % 10))
+        if faded[row, column]:
+            colour = 0.3 * colour + 0.7  # mixed with white
+        rgba[row, column] = colour
+        text = "pad" if i == _PAD else str(offset[row, column])
+        ax.text(column, row, text, ha="center", va="center", fontsize=8,
+                color="0.6" if faded[row, column] else "black")
+    ax.imshow(rgba, interpolation="nearest", aspect="equal")
+    ax.set_xticks(range(query.shape[1]))
+    ax.set_yticks(range(query.shape[0]))
+    ax.tick_params(length=0, labelsize=7)
+    ax.set_title(title, fontsize=9)
+
+
+def skew_diagram(shift: Callable[[torch.Tensor], torch.Tensor], length: int = 5) -> Figure:
+    """Draw the skew (relative shift) in four panels, computed by :func:`skew_stages`.
+
+    Every cell is coloured by its query ``i`` (grey for the zero pad) and shows its offset
+    ``delta``. Panels: ``Q E^T``; padded; read as ``(L + 1, L)``, with the dropped first row
+    faded; the result, with every cell that does not hold ``q_i . a_(j - i)`` faded (for a
+    correct shift: the leftovers above the diagonal, which a causal mask hides).
+
+    Args:
+        shift: the function under study, ``(L, L) -> (L, L)``.
+        length: ``L`` (>= 2; small values read best).
+
+    Returns:
+        The figure, with the four panels as ``fig.axes[:4]`` and the query legend.
+
+    Raises:
+        TypeError, ValueError: as :func:`skew_stages`.
+    """
+    stages = skew_stages(shift, length)
+    rows, columns = np.indices((length, length))
+    reshaped_faded = np.zeros((length + 1, length), dtype=bool)
+    reshaped_faded[0] = True
+    result_query, result_offset = stages.result
+    wrong = (result_query != rows) | (result_offset != columns - rows)
+    fig, axes = plt.subplots(
+        1, 4, figsize=(11, 3.4), layout="constrained",
+        gridspec_kw={"width_ratios": [length, length + 1, length, length]},
+    )
+    panels = [
+        (stages.logits, np.zeros((length, length), dtype=bool), "1. $QE^T$: column $\\delta + L - 1$"),
+        (stages.padded, np.zeros((length, length + 1), dtype=bool), "2. pad one zero column"),
+        (stages.reshaped, reshaped_faded, f"3. read as {length + 1} × {length}, drop row 0"),
+        (stages.result, wrong, "4. result: $(i, j)$ holds $q_i \\cdot a_{j-i}$"),
+    ]
+    for ax, (stage, faded, title) in zip(axes, panels, strict=True):
+        _draw_stage(ax, stage, faded, title)
+    axes[0].set(xlabel="column ($\\delta$ shown)", ylabel="row")
+    axes[0].set_xticklabels([str(c - (length - 1)) for c in range(length)])
+    axes[3].set(xlabel="key $j$", ylabel="query $i$")
+    handles = [
+        plt.Rectangle((0, 0), 1, 1, color=plt.get_cmap("tab10")(i % 10), label=f"$q_{{{i}}}$")
+        for i in range(length)
+    ]
+    handles.append(plt.Rectangle((0, 0), 1, 1, color="0.85", label="pad"))
+    fig.legend(handles=handles, loc="outside lower center", ncols=length + 1, fontsize=8,
+               title="colour: query; number: offset $\\delta$ (faded: dropped or leftover)",
+               title_fontsize=8)
+    return fig
+
 
 
 # ---- chapter 5 ----
