@@ -981,6 +981,71 @@ def rotating_pairs_figure(
 
 
 # ---- chapter 6 ----
+__all__ += ["frequency_bands"]
+
+
+def frequency_bands(
+    wavelengths: Mapping[str, torch.Tensor],
+    owners: Mapping[str, torch.Tensor],
+    axis_names: Sequence[str],
+    *,
+    figsize: tuple[float, float] | None = None,
+) -> Figure:
+    """Which position axis turns each frequency pair, one panel per model (e.g. M-RoPE's t/h/w).
+
+    Args:
+        wavelengths: panel title -> ``(K,)`` wavelengths ``2 pi / theta_l`` of the ``K`` pairs.
+        owners: panel title -> ``(K,)`` integer index into ``axis_names`` of the axis that turns
+            each pair; same titles as ``wavelengths``.
+        axis_names: the position axes (e.g. ``["time", "height", "width"]``), one colour each.
+        figsize: figure size (default: 4.6 inches per panel by 3.6).
+
+    Returns:
+        The figure: per panel, one scatter (pair index, wavelength) per axis, on a log scale.
+
+    Raises:
+        ValueError: if the two mappings have different titles or are empty, a panel's tensors
+            differ in length, or an owner is not an index of ``axis_names``.
+    """
+    if not wavelengths or list(wavelengths) != list(owners):
+        raise ValueError(
+            f"wavelengths and owners must name the same panels in the same order, got "
+            f"{list(wavelengths)} and {list(owners)}"
+        )
+    fig, axes = plt.subplots(
+        1,
+        len(wavelengths),
+        figsize=figsize or (4.6 * len(wavelengths), 3.6),
+        squeeze=False,
+        layout="constrained",
+        sharey=True,
+    )
+    for ax, (title, lengths) in zip(axes.flat, wavelengths.items(), strict=True):
+        lengths_np, owner_np = _as_vector("wavelengths", lengths), _as_vector("owners", owners[title])
+        if lengths_np.shape != owner_np.shape:
+            raise ValueError(f"panel {title!r}: {lengths_np.shape[0]} wavelengths but {owner_np.shape[0]} owners")
+        if owner_np.size and not set(owner_np.astype(int).tolist()) <= set(range(len(axis_names))):
+            raise ValueError(f"panel {title!r}: owners must index axis_names (0..{len(axis_names) - 1})")
+        pairs = np.arange(lengths_np.shape[0])
+        for index, name in enumerate(axis_names):
+            chosen = owner_np == index
+            ax.scatter(
+                pairs[chosen], lengths_np[chosen], s=14, color=f"C{index}", label=f"{name} ({int(chosen.sum())} pairs)"
+            )
+        ax.set(yscale="log", title=title, xlabel=r"frequency pair $\ell$")
+        ax.legend(fontsize=8, loc="upper left")
+    axes.flat[0].set_ylabel(r"wavelength $2\pi/\theta_\ell$ (positions)")
+    return fig
+
+
+def _as_vector(name: str, values: object) -> np.ndarray:
+    if isinstance(values, torch.Tensor):
+        values = values.detach().cpu().numpy()
+    if not isinstance(values, np.ndarray):
+        raise TypeError(f"{name} must be a torch.Tensor or numpy.ndarray, got {type(values).__name__}")
+    if values.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {values.shape}")
+    return values
 
 
 # ---- chapter 7 ----
