@@ -213,6 +213,7 @@ Vector = torch.Tensor | np.ndarray | Sequence[float]
 
 
 def _as_vector(name: str, vector: object) -> np.ndarray:
+    """A 1-D float array from a tensor, an array or a sequence (shared by every section below)."""
     if isinstance(vector, torch.Tensor):
         vector = vector.detach().cpu().double().numpy()
     if isinstance(vector, (list, tuple, range)):
@@ -221,7 +222,7 @@ def _as_vector(name: str, vector: object) -> np.ndarray:
         raise TypeError(f"{name} must be a tensor, an array or a sequence of numbers, got {type(vector).__name__}")
     if vector.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {vector.shape}")
-    return vector
+    return vector.astype(float)
 
 
 def curves(
@@ -706,18 +707,6 @@ def skew_diagram(shift: Callable[[torch.Tensor], torch.Tensor], length: int = 5)
 __all__ += ["offset_profiles", "plane_vectors", "rotating_pairs_figure"]
 
 
-def _as_vector(name: str, values: object) -> np.ndarray:
-    if isinstance(values, torch.Tensor):
-        values = values.detach().cpu().numpy()
-    if isinstance(values, (list, tuple, range)):
-        values = np.asarray(values, dtype=float)
-    if not isinstance(values, np.ndarray):
-        raise TypeError(f"{name} must be a torch.Tensor, numpy.ndarray or sequence, got {type(values).__name__}")
-    if values.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {values.shape}")
-    return values.astype(float)
-
-
 def _check_texts(name: str, texts: Sequence[str] | None, count: int) -> None:
     if texts is not None and len(texts) != count:
         raise ValueError(f"{name} must have one entry per vector ({count}), got {len(texts)}")
@@ -1038,17 +1027,68 @@ def frequency_bands(
     return fig
 
 
-def _as_vector(name: str, values: object) -> np.ndarray:
-    if isinstance(values, torch.Tensor):
-        values = values.detach().cpu().numpy()
-    if not isinstance(values, np.ndarray):
-        raise TypeError(f"{name} must be a torch.Tensor or numpy.ndarray, got {type(values).__name__}")
-    if values.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {values.shape}")
-    return values
-
 
 # ---- chapter 7 ----
 
 
 # ---- chapters 8–9 (Part V) ----
+
+# Chapter 9 (stretching trained RoPE models): accuracy by evaluated length, one panel per task and
+# regime, one curve per rule with its spread over seeds.
+
+
+def stretch_accuracy_panels(
+    lengths: Sequence[int],
+    panels: Mapping[str, Mapping[str, Matrix]],
+    *,
+    chance: float,
+    train_len: int,
+    target_len: int,
+    columns: int = 2,
+) -> Figure:
+    """Accuracy against the evaluated length: a panel per entry of ``panels``, a curve per rule.
+
+    Args:
+        lengths: the ``N`` evaluated lengths (drawn on a log2 axis).
+        panels: panel title -> rule -> ``(seeds, N)`` accuracies; each curve is the mean over
+            seeds, with a band from the worst to the best seed.
+        chance: the chance level, drawn as a dotted line.
+        train_len, target_len: ``L`` and ``L' = sL``, drawn as vertical lines.
+        columns: panels per row.
+
+    Returns:
+        The figure; panel ``i`` is ``fig.axes[i]``, its curves labelled by rule.
+
+    Raises:
+        ValueError: if ``panels`` is empty or an accuracy table is not ``(seeds, N)``.
+    """
+    if not panels:
+        raise ValueError("panels must name at least one panel")
+    x = np.asarray(list(lengths), dtype=float)
+    rows = -(-len(panels) // check_int("columns", columns, minimum=1))
+    fig, axes = plt.subplots(rows, columns, figsize=(5.2 * columns, 3.3 * rows), sharey=True,
+                             layout="constrained", squeeze=False)
+    for ax, (title, curves) in zip(axes.flat, panels.items(), strict=False):
+        for rule, table in curves.items():
+            values = _as_matrix(f"accuracy of {rule!r}", table)
+            if values.shape[1] != x.size:
+                raise ValueError(f"accuracy of {rule!r} must be (seeds, {x.size}), got {values.shape}")
+            (line,) = ax.plot(x, values.mean(0), marker="o", label=rule)
+            ax.fill_between(x, values.min(0), values.max(0), color=line.get_color(), alpha=0.15)
+        ax.axhline(chance, color="gray", linestyle=":", label="chance")
+        for length, text in ((train_len, "L"), (target_len, "L'")):
+            ax.axvline(length, color="black", linewidth=0.8, linestyle="--")
+            ax.annotate(text, (length, 1.02), ha="center", fontsize=8, annotation_clip=False)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(x, [str(int(n)) for n in x])
+        ax.set_ylim(0, 1.05)
+        ax.set_title(title)
+        ax.set_xlabel("evaluated length")
+    for ax in axes.flat[len(panels):]:
+        ax.remove()
+    axes.flat[0].set_ylabel("accuracy")
+    axes.flat[0].legend(fontsize=8, loc="lower left")
+    return fig
+
+
+__all__ += ["stretch_accuracy_panels"]
