@@ -13,6 +13,7 @@ Shape legend:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -208,7 +209,13 @@ def heatmaps(
 
 
 # ---- chapter 6 ----
-__all__ += ["frequency_bands"]
+__all__ += [
+    "complex_orbits",
+    "frequency_bands",
+    "offset_curves",
+    "rotating_pairs_slider",
+    "weight_maps_with_difference",
+]
 
 
 def frequency_bands(
@@ -248,7 +255,7 @@ def frequency_bands(
         sharey=True,
     )
     for ax, (title, lengths) in zip(axes.flat, wavelengths.items(), strict=True):
-        lengths_np, owner_np = _as_vector("wavelengths", lengths), _as_vector("owners", owners[title])
+        lengths_np, owner_np = _ch6_vector("wavelengths", lengths), _ch6_vector("owners", owners[title])
         if lengths_np.shape != owner_np.shape:
             raise ValueError(f"panel {title!r}: {lengths_np.shape[0]} wavelengths but {owner_np.shape[0]} owners")
         if owner_np.size and not set(owner_np.astype(int).tolist()) <= set(range(len(axis_names))):
@@ -265,7 +272,278 @@ def frequency_bands(
     return fig
 
 
-def _as_vector(name: str, values: object) -> np.ndarray:
+def _ch6_complex(name: str, values: object, ndim: int) -> torch.Tensor:
+    if not isinstance(values, torch.Tensor):
+        raise TypeError(f"{name} must be a complex torch.Tensor, got {type(values).__name__}")
+    if not values.is_complex() or values.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D complex tensor, got {values.dtype} of shape {tuple(values.shape)}")
+    return values.detach().cpu()
+
+
+def complex_orbits(
+    orbits: Mapping[str, torch.Tensor],
+    ax: Axes | None = None,
+    *,
+    labelled: Mapping[str, Sequence[int]] | None = None,
+    title: str | None = None,
+) -> Axes:
+    """Complex coordinates ``z_m`` at successive positions ``m``, each on its own dotted circle.
+
+    Args:
+        orbits: legend label -> ``(S,)`` complex tensor, the coordinate at positions ``0..S-1``;
+            the circle has radius ``|z_0|``.
+        ax: axes to draw on (default: a new figure).
+        labelled: legend label -> the indices ``m`` to annotate ``"m=..."`` (default: every point).
+        title: title of the plot.
+
+    Returns:
+        The axes, square, with one ``Line2D`` of points and one circle patch per orbit.
+
+    Raises:
+        TypeError, ValueError: if an orbit is not a 1-D complex tensor.
+    """
+    if ax is None:
+        _, ax = plt.subplots(figsize=(4.4, 4.4))
+    limit = 0.0
+    for index, (label, values) in enumerate(orbits.items()):
+        points = _ch6_complex(f"orbits[{label!r}]", values, 1)
+        colour = f"C{index}"
+        radius = float(points[0].abs()) if len(points) else 0.0
+        limit = max(limit, radius)
+        ax.add_patch(plt.Circle((0, 0), radius, fill=False, ls=":", color=colour))
+        ax.plot(points.real.numpy(), points.imag.numpy(), "o", color=colour, ms=5, label=label)
+        chosen = range(len(points)) if labelled is None else labelled.get(label, [])
+        for m in chosen:
+            outward = points[m] / points[m].abs() if points[m].abs() > 0 else torch.tensor(1 + 0j)
+            ax.annotate(
+                f"m={m}",
+                (float(points[m].real), float(points[m].imag)),
+                textcoords="offset points",
+                xytext=(14 * float(outward.real), 14 * float(outward.imag)),
+                ha="center",
+                va="center",
+                fontsize=8,
+                color=colour,
+            )
+    span = 1.25 * limit or 1.0
+    ax.set(xlim=(-span, span), ylim=(-span, span), aspect="equal", xlabel="real part", ylabel="imaginary part")
+    if title is not None:
+        ax.set_title(title)
+    ax.legend(loc="lower left", fontsize=8)
+    return ax
+
+
+def offset_curves(
+    offsets: torch.Tensor | np.ndarray,
+    curves: Mapping[str, torch.Tensor | np.ndarray],
+    ax: Axes | None = None,
+    *,
+    styles: Mapping[str, Mapping[str, object]] | None = None,
+    points: Mapping[str, tuple[torch.Tensor | np.ndarray, torch.Tensor | np.ndarray]] | None = None,
+    xlabel: str = "offset $j - i$",
+    ylabel: str = "contribution to the score",
+    title: str | None = None,
+    legend_columns: int = 3,
+) -> Axes:
+    """Curves against the offset (terms of a score, parts of a score), with optional dots.
+
+    Args:
+        offsets: ``(N,)`` offsets, the x values of every curve.
+        curves: legend label -> ``(N,)`` values.
+        ax: axes to draw on (default: a new figure).
+        styles: legend label -> keyword arguments of ``ax.plot`` for that curve (colour, style).
+        points: legend label -> ``(x, y)`` drawn as black dots (e.g. values computed another way).
+        xlabel, ylabel, title: text of the plot.
+        legend_columns: columns of the legend, placed below the axes.
+
+    Returns:
+        The axes, with one ``Line2D`` per curve, then one per set of points.
+
+    Raises:
+        ValueError: if a curve or a set of points does not match its x values in length.
+    """
+    x = _ch6_vector("offsets", offsets)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 4.2), layout="constrained")
+    for label, values in curves.items():
+        y = _ch6_vector(f"curves[{label!r}]", values)
+        if y.shape != x.shape:
+            raise ValueError(f"curve {label!r} has {y.shape[0]} values for {x.shape[0]} offsets")
+        ax.plot(x, y, label=label, **dict((styles or {}).get(label, {"lw": 1})))  # type: ignore[arg-type]
+    for label, (px, py) in (points or {}).items():
+        px_np, py_np = _ch6_vector(f"points[{label!r}] x", px), _ch6_vector(f"points[{label!r}] y", py)
+        if px_np.shape != py_np.shape:
+            raise ValueError(f"points {label!r}: {px_np.shape[0]} x values but {py_np.shape[0]} y values")
+        ax.plot(px_np, py_np, "o", color="black", ms=4, label=label)
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    ax.legend(
+        fontsize=8,
+        ncol=check_int("legend_columns", legend_columns, minimum=1),
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.15),
+    )
+    return ax
+
+
+def weight_maps_with_difference(
+    weight_maps: Sequence[Matrix],
+    titles: Sequence[str],
+    difference_title: str,
+) -> Figure:
+    """Attention-weight maps on one 0..1 scale, then the last map minus the first (symmetric scale).
+
+    Args:
+        weight_maps: ``(L, L)`` weight matrices, queries as rows; at least two.
+        titles: one title per map.
+        difference_title: title of the last panel, ``weight_maps[-1] - weight_maps[0]``.
+
+    Returns:
+        The figure, with ``len(weight_maps) + 1`` heatmap panels.
+
+    Raises:
+        ValueError: if fewer than two maps are given or ``titles`` has the wrong length.
+    """
+    maps = [_as_matrix(f"weight_maps[{index}]", matrix) for index, matrix in enumerate(weight_maps)]
+    if len(maps) < 2:
+        raise ValueError(f"weight_maps must hold at least two maps to compare, got {len(maps)}")
+    if len(titles) != len(maps):
+        raise ValueError(f"titles must have one title per map ({len(maps)}), got {len(titles)}")
+    count = len(maps)
+    labels = [str(t) for t in range(maps[0].shape[-1])]
+    fig, axes = plt.subplots(1, count + 1, figsize=(3.3 * (count + 1), 3.2), layout="constrained")
+    common: dict[str, object] = {"xticklabels": labels, "yticklabels": labels}
+    for index, (weights, title) in enumerate(zip(maps, titles, strict=True)):
+        heatmap(weights, axes[index], title=title, vmin=0.0, vmax=1.0, colorbar=index == count - 1, **common)  # type: ignore[arg-type]
+    difference = maps[-1] - maps[0]
+    limit = float(np.abs(difference).max()) or 1.0
+    heatmap(difference, axes[-1], title=difference_title, cmap="coolwarm", vmin=-limit, vmax=limit, **common)  # type: ignore[arg-type]
+    return fig
+
+
+def rotating_pairs_slider(
+    query_pairs: torch.Tensor,
+    key_pairs: torch.Tensor,
+    query_positions: Sequence[int],
+    key_positions: Sequence[int],
+    *,
+    title: str | None = None,
+    ncols: int = 2,
+) -> Any:
+    """A slider over positions showing each pair of a query and a key as arrows in the complex plane.
+
+    Panel ``l`` shows the query's pair ``l`` (blue) and the key's (red) at the slider's step, on
+    dotted circles of their radii; its title gives the pair's term ``Re(conj(q_l) k_l)`` at the
+    first step and the figure's title the score (their sum), which is the same at every step when
+    the encoding is relative. Hovering over a point shows its angle and the angle from query to key.
+
+    Args:
+        query_pairs, key_pairs: ``(S, K)`` complex coordinates of the query and the key at the
+            ``S`` steps of the slider.
+        query_positions, key_positions: the ``S`` positions of the query and of the key, for the
+            slider's labels (the query's) and the hover text.
+        title: the figure's title (default: the score at the first step).
+        ncols: panels per row.
+
+    Returns:
+        A ``plotly.graph_objects.Figure`` (wrap it with :func:`posenc.interactive_figure`).
+
+    Raises:
+        TypeError, ValueError: if the pairs are not 2-D complex tensors of one shape, or the
+            positions do not have one entry per step.
+    """
+    from plotly.subplots import make_subplots
+
+    from .interactive import _plotly_graph_objects, slider_figure
+
+    go_module = _plotly_graph_objects()
+    q_points = _ch6_complex("query_pairs", query_pairs, 2)
+    k_points = _ch6_complex("key_pairs", key_pairs, 2)
+    if q_points.shape != k_points.shape:
+        raise ValueError(
+            f"query_pairs and key_pairs must have one shape, got {tuple(q_points.shape)} and {tuple(k_points.shape)}"
+        )
+    steps_count, pairs = q_points.shape
+    if len(query_positions) != steps_count or len(key_positions) != steps_count:
+        raise ValueError(f"query_positions and key_positions must have one entry per step ({steps_count})")
+    ncols = check_int("ncols", ncols, minimum=1)
+    terms = (q_points.conj() * k_points).real
+    between = torch.angle(k_points / q_points)
+    panels = make_subplots(
+        rows=-(-pairs // ncols),
+        cols=ncols,
+        subplot_titles=[f"ℓ = {p}: term {float(terms[0, p]):+.3f}" for p in range(pairs)],
+    )
+    layout = panels.layout.to_plotly_json()
+    layout.update(
+        template="plotly_white",
+        height=260 * -(-pairs // ncols),
+        showlegend=False,
+        margin={"l": 10, "r": 10, "t": 70, "b": 10},
+        title={"text": title or f"score {float(terms[0].sum()):.3f} at the first step", "x": 0.5},
+    )
+    colours = {"query": "#1f77b4", "key": "#d62728"}
+    shapes = []
+    for pair in range(pairs):
+        axis = "" if pair == 0 else str(pair + 1)
+        radii = float(q_points[0, pair].abs()), float(k_points[0, pair].abs())
+        limit = 1.15 * max(radii) or 1.0
+        square = {"range": [-limit, limit], "showgrid": False, "showticklabels": False, "zeroline": True}
+        layout[f"xaxis{axis}"].update(square)
+        layout[f"yaxis{axis}"].update(square, scaleanchor=f"x{axis}")
+        for radius, colour in zip(radii, colours.values(), strict=True):
+            shapes.append(
+                {
+                    "type": "circle",
+                    "xref": f"x{axis}",
+                    "yref": f"y{axis}",
+                    "x0": -radius,
+                    "y0": -radius,
+                    "x1": radius,
+                    "y1": radius,
+                    "line": {"color": colour, "dash": "dot", "width": 1},
+                }
+            )
+    layout["shapes"] = shapes
+    steps = []
+    for step in range(steps_count):
+        traces = []
+        for pair in range(pairs):
+            axis = "" if pair == 0 else str(pair + 1)
+            for who, point, where in [
+                ("query", q_points[step, pair], query_positions[step]),
+                ("key", k_points[step, pair], key_positions[step]),
+            ]:
+                x, y = float(point.real), float(point.imag)
+                common = {"xaxis": f"x{axis}", "yaxis": f"y{axis}", "showlegend": False}
+                traces.append(
+                    go_module.Scatter(
+                        x=[0, x],
+                        y=[0, y],
+                        mode="lines",
+                        hoverinfo="skip",
+                        line={"color": colours[who], "width": 3},
+                        **common,
+                    )
+                )
+                traces.append(
+                    go_module.Scatter(
+                        x=[x],
+                        y=[y],
+                        mode="markers",
+                        marker={"color": colours[who], "size": 11},
+                        name=f"{who} pair {pair}",
+                        **common,
+                        hovertemplate=(
+                            f"{who} pair ℓ = {pair} at position {where}<br>angle {float(torch.angle(point)):+.2f} "
+                            f"rad<br>angle from query to key: {float(between[step, pair]):+.2f} rad<extra></extra>"
+                        ),
+                    )
+                )
+        steps.append((str(query_positions[step]), traces))
+    return slider_figure(steps, slider_label="query position m = ", layout=layout)
+
+
+def _ch6_vector(name: str, values: object) -> np.ndarray:
     if isinstance(values, torch.Tensor):
         values = values.detach().cpu().numpy()
     if not isinstance(values, np.ndarray):
