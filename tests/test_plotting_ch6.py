@@ -40,8 +40,8 @@ def test_frequency_bands_validates_its_arguments():
         frequency_bands(good, {"a": torch.zeros(2)}, ["t"])
     with pytest.raises(ValueError, match="index axis_names"):
         frequency_bands(good, {"a": torch.tensor([0, 1, 2])}, ["t", "h"])
-    with pytest.raises(TypeError, match="torch.Tensor or numpy.ndarray"):
-        frequency_bands({"a": [1.0, 2.0]}, {"a": torch.zeros(2)}, ["t"])
+    with pytest.raises(TypeError, match="a tensor, an array or a sequence"):
+        frequency_bands({"a": "wavelengths"}, {"a": torch.zeros(2)}, ["t"])
     with pytest.raises(ValueError, match="1-D"):
         frequency_bands({"a": torch.ones(2, 2)}, {"a": torch.zeros(2, 2)}, ["t"])
 
