@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from posenc import complex_orbits, frequency_bands, offset_curves, rotating_pairs_slider, weight_maps_with_difference
+from posenc import frequency_bands, weight_maps_with_difference
 
 # --------------------------------------------------------------------------- frequency_bands
 
@@ -46,60 +46,6 @@ def test_frequency_bands_validates_its_arguments():
         frequency_bands({"a": torch.ones(2, 2)}, {"a": torch.zeros(2, 2)}, ["t"])
 
 
-# --------------------------------------------------------------------------- complex_orbits
-
-
-def test_complex_orbits_draws_each_orbit_on_its_circle_with_labels():
-    turns = torch.exp(1j * torch.arange(4) * 0.5)
-    orbits = {"fast": turns, "slow": 2 * torch.exp(1j * torch.arange(4) * 0.1)}
-    ax = complex_orbits(orbits, labelled={"fast": [0, 3]}, title="orbits")
-    fast, slow = ax.lines
-    np.testing.assert_allclose(fast.get_xdata(), turns.real.numpy())
-    np.testing.assert_allclose(fast.get_ydata(), turns.imag.numpy())
-    assert [patch.get_radius() for patch in ax.patches] == pytest.approx([1.0, 2.0])
-    assert sorted(text.get_text() for text in ax.texts) == ["m=0", "m=3"]
-    assert ax.get_title() == "orbits" and ax.get_xlabel() == "real part"
-    assert [text.get_text() for text in ax.get_legend().get_texts()] == ["fast", "slow"]
-    assert ax.get_xlim() == pytest.approx((-2.5, 2.5))
-
-
-def test_complex_orbits_rejects_real_tensors():
-    with pytest.raises(ValueError, match="complex"):
-        complex_orbits({"real": torch.ones(3)})
-    with pytest.raises(TypeError, match="complex torch.Tensor"):
-        complex_orbits({"list": [1j, 2j]})
-
-
-# --------------------------------------------------------------------------- offset_curves
-
-
-def test_offset_curves_draws_curves_styles_and_points():
-    offsets = torch.arange(-2, 3)
-    curves = {"a": offsets.float() ** 2, "b": torch.zeros(5)}
-    ax = offset_curves(
-        offsets,
-        curves,
-        styles={"b": {"color": "black", "lw": 2}},
-        points={"dots": (torch.tensor([0, 2]), torch.tensor([0.0, 4.0]))},
-        title="t",
-    )
-    a, b, dots = ax.lines
-    np.testing.assert_array_equal(a.get_xdata(), offsets.numpy())
-    np.testing.assert_array_equal(a.get_ydata(), curves["a"].numpy())
-    assert b.get_color() == "black" and b.get_linewidth() == 2
-    np.testing.assert_array_equal(dots.get_ydata(), [0.0, 4.0])
-    assert dots.get_marker() == "o" and dots.get_linestyle() == "None"
-    assert [text.get_text() for text in ax.get_legend().get_texts()] == ["a", "b", "dots"]
-    assert ax.get_xlabel() == "offset $j - i$" and ax.get_title() == "t"
-
-
-def test_offset_curves_checks_lengths():
-    with pytest.raises(ValueError, match="3 values for 2 offsets"):
-        offset_curves(torch.arange(2), {"a": torch.zeros(3)})
-    with pytest.raises(ValueError, match="1 x values but 2 y values"):
-        offset_curves(torch.arange(2), {}, points={"p": (torch.zeros(1), torch.zeros(2))})
-
-
 # --------------------------------------------------------------------------- weight_maps_with_difference
 
 
@@ -119,39 +65,3 @@ def test_weight_maps_with_difference_validates():
         weight_maps_with_difference([torch.eye(2)], ["a"], "d")
     with pytest.raises(ValueError, match="one title per map"):
         weight_maps_with_difference([torch.eye(2), torch.eye(2)], ["a"], "d")
-
-
-# --------------------------------------------------------------------------- rotating_pairs_slider
-
-
-def test_rotating_pairs_slider_shows_the_pairs_of_each_step():
-    pytest.importorskip("plotly")
-    angles = torch.tensor([[0.0, 0.5], [1.0, 0.6]])  # (steps, pairs)
-    query = torch.polar(torch.ones(2, 2), angles)
-    key = torch.polar(torch.full((2, 2), 2.0), angles + 0.3)
-    figure = rotating_pairs_slider(query, key, [0, 1], [3, 4], title="score")
-    assert len(figure.layout.sliders[0].steps) == 2
-    assert [step.label for step in figure.layout.sliders[0].steps] == ["0", "1"]
-    assert len(figure.data) == 2 * 2 * 2 * 2  # steps x pairs x (query, key) x (arrow, point)
-    visible = [trace for trace in figure.data if trace.visible]
-    assert len(visible) == 8
-    query_point = next(t for t in visible if t.name == "query pair 1")
-    assert query_point.x[0] == pytest.approx(float(query[0, 1].real))
-    assert "at position 0" in query_point.hovertemplate
-    key_point = next(t for t in figure.data if t.name == "key pair 0" and not t.visible)
-    assert key_point.y[0] == pytest.approx(float(key[1, 0].imag)) and "at position 4" in key_point.hovertemplate
-    term = float((query[0, 0].conj() * key[0, 0]).real)
-    assert figure.layout.annotations[0].text == f"ℓ = 0: term {term:+.3f}"
-    assert figure.layout.title.text == "score"
-    assert len(figure.layout.shapes) == 4  # a circle for the query and the key of each pair
-
-
-def test_rotating_pairs_slider_validates():
-    pytest.importorskip("plotly")
-    pairs = torch.ones(2, 3, dtype=torch.complex64)
-    with pytest.raises(ValueError, match="one shape"):
-        rotating_pairs_slider(pairs, pairs[:, :2], [0, 1], [0, 1])
-    with pytest.raises(ValueError, match="one entry per step"):
-        rotating_pairs_slider(pairs, pairs, [0], [0, 1])
-    with pytest.raises(ValueError, match="2-D complex"):
-        rotating_pairs_slider(torch.ones(2, 3), pairs, [0, 1], [0, 1])
