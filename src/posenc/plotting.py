@@ -970,7 +970,7 @@ def rotating_pairs_figure(
 
 
 # ---- chapter 6 ----
-__all__ += ["frequency_bands"]
+__all__ += ["frequency_bands", "weight_maps_with_difference"]
 
 
 def frequency_bands(
@@ -1026,6 +1026,40 @@ def frequency_bands(
     axes.flat[0].set_ylabel(r"wavelength $2\pi/\theta_\ell$ (positions)")
     return fig
 
+
+def weight_maps_with_difference(
+    weight_maps: Sequence[Matrix],
+    titles: Sequence[str],
+    difference_title: str,
+) -> Figure:
+    """Attention-weight maps on one 0..1 scale, then the last map minus the first (symmetric scale).
+
+    Args:
+        weight_maps: ``(L, L)`` weight matrices, queries as rows; at least two.
+        titles: one title per map.
+        difference_title: title of the last panel, ``weight_maps[-1] - weight_maps[0]``.
+
+    Returns:
+        The figure, with ``len(weight_maps) + 1`` heatmap panels.
+
+    Raises:
+        ValueError: if fewer than two maps are given or ``titles`` has the wrong length.
+    """
+    maps = [_as_matrix(f"weight_maps[{index}]", matrix) for index, matrix in enumerate(weight_maps)]
+    if len(maps) < 2:
+        raise ValueError(f"weight_maps must hold at least two maps to compare, got {len(maps)}")
+    if len(titles) != len(maps):
+        raise ValueError(f"titles must have one title per map ({len(maps)}), got {len(titles)}")
+    count = len(maps)
+    labels = [str(t) for t in range(maps[0].shape[-1])]
+    fig, axes = plt.subplots(1, count + 1, figsize=(3.3 * (count + 1), 3.2), layout="constrained")
+    common: dict[str, object] = {"xticklabels": labels, "yticklabels": labels}
+    for index, (weights, title) in enumerate(zip(maps, titles, strict=True)):
+        heatmap(weights, axes[index], title=title, vmin=0.0, vmax=1.0, colorbar=index == count - 1, **common)  # type: ignore[arg-type]
+    difference = maps[-1] - maps[0]
+    limit = float(np.abs(difference).max()) or 1.0
+    heatmap(difference, axes[-1], title=difference_title, cmap="coolwarm", vmin=-limit, vmax=limit, **common)  # type: ignore[arg-type]
+    return fig
 
 
 # ---- chapter 7 ----
