@@ -162,7 +162,6 @@ NOT_YET_FOLDED = {
     "01_permutation_invariance.ipynb",
     "02_one_hot_and_learned.ipynb",
     "04_relative_position.ipynb",
-    "07_rope_long_range.ipynb",
     "08_trained_extrapolation.ipynb",
     "09_stretching_rope.ipynb",
 }
