@@ -57,6 +57,7 @@ from .experiments import StopRule, TinyCausalLM, TrainConfig, build_model, evalu
 __all__ = [
     "LOSS_EVERY",
     "STORE_FORMAT",
+    "CH8_RANDOMIZED",
     "CH8_TASKS",
     "ModelSpec",
     "ch8_config",
@@ -400,7 +401,10 @@ def stale(pattern: str = "*", *, directory: str | Path | None = None) -> list[st
     return found
 
 
-def _job(name: str, seed: int, directory: str, progress: bool) -> dict[str, Any]:
+def _job(name: str, seed: int, directory: str, progress: bool) -> dict[str, Any] | None:
+    # Another `make train` may have stored this model since the list was made: skip it then.
+    if f"{name} seed {seed}" not in {line.split(":")[0] for line in stale(name, directory=directory)}:
+        return None
     start = time.perf_counter()
     _, info = retrain(name, seed, directory=directory, progress=progress)
     info["wall_seconds"] = time.perf_counter() - start
@@ -440,8 +444,10 @@ def train_all(
         futures = {pool.submit(_job, name, seed, str(target), bars): (name, seed) for name, seed in todo}
         for future in as_completed(futures):
             info = future.result()
-            done.append(info)
             bar.update()
+            if info is None:
+                continue
+            done.append(info)
             bar.write(
                 f"{info['name']:<32} seed {info['seed']}  {info['steps_run']:>5} steps  {info['stop_reason']:<9}"
                 f"  held-out {info['metrics']['heldout_accuracy']:.3f}  {info['train_seconds']:6.1f} s"
@@ -459,7 +465,7 @@ def _progress() -> bool:
 
 
 def _summary(infos: list[dict[str, Any]]) -> str:
-    rows = {}
+    rows: dict[str, list[dict[str, Any]]] = {}
     for info in infos:
         rows.setdefault(info["name"], []).append(info)
     lines = [f"{'family':<32} {'seeds':>5} {'converged':>9} {'steps':>11} {'held-out':>13} {'s/model':>7}"]
@@ -519,6 +525,15 @@ for _task in CH8_TASKS:
     for _position in multihead.POSITION_SCHEMES:
         register(ModelSpec(f"ch8-{_task}-{_position}", ch8_config(_task, _position),
                            description=f"chapter 8 matrix: {_task}, {_position}"))
+
+
+# The anchor of Ruoss et al. (2023), in miniature: look-back trained at positions drawn from
+# 0..8L-1 (sorted), so that every position the evaluation meets up to 8L was seen in training.
+CH8_RANDOMIZED = ("learned", "sinusoidal", "rope")
+for _position in CH8_RANDOMIZED:
+    register(ModelSpec(f"ch8-lookback-{_position}-randpos",
+                       ch8_config("lookback", _position, randomized_positions=8 * 32), seeds=(0, 1, 2),
+                       description=f"chapter 8 anchor (Ruoss et al. 2023): randomized positions, {_position}"))
 
 
 if __name__ == "__main__":
