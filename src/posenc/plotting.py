@@ -561,3 +561,110 @@ def bias_by_head_slider(
 
 
 # ---- chapters 8–9 (Part V) ----
+
+
+def accuracy_by_length(
+    panels: dict[str, dict[str, tuple[Sequence[float], Sequence[float], Sequence[float]]]],
+    scales: Sequence[int],
+    *,
+    chance: float,
+    ylabel: str = "accuracy beyond L",
+    ncols: int | None = None,
+) -> tuple[Figure, np.ndarray]:
+    """Small multiples of a metric against the evaluation length, one panel per task.
+
+    Args:
+        panels: ``{title: {series: (mean, low, high)}}``, each sequence with one value per scale;
+            the band between ``low`` and ``high`` is drawn around the mean.
+        scales: the evaluation lengths as multiples ``s`` of the training length (x axis, log 2).
+        chance: the chance level, drawn as a dotted line in every panel.
+        ylabel: label of the y axis.
+        ncols: panels per row (default: all in one row).
+
+    Returns:
+        ``(fig, axes)`` with ``axes`` a 1-D array of the panels.
+
+    Raises:
+        ValueError: if there is no panel, or a series does not have one value per scale.
+    """
+    if not panels:
+        raise ValueError("panels must not be empty")
+    ncols = check_int("ncols", ncols if ncols is not None else len(panels), minimum=1)
+    nrows = -(-len(panels) // ncols)
+    fig, grid = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.4 * nrows), sharey=True,
+                             squeeze=False, layout="constrained")
+    axes = grid.ravel()
+    for ax, (title, series) in zip(axes, panels.items(), strict=False):
+        for name, (mean, low, high) in series.items():
+            if not len(mean) == len(low) == len(high) == len(scales):
+                raise ValueError(f"series {name!r} of {title!r} needs {len(scales)} values per statistic")
+            (line,) = ax.plot(scales, mean, marker="o", markersize=3, label=name)
+            ax.fill_between(scales, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
+        ax.axhline(chance, color="gray", linestyle=":", linewidth=1, label="chance")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(list(scales), [f"{s}L" if s > 1 else "L" for s in scales])
+        ax.set(title=title, xlabel="evaluation length")
+    for ax in axes[len(panels):]:
+        ax.set_visible(False)
+    for ax in grid[:, 0]:
+        ax.set_ylabel(ylabel)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 8), fontsize=8)
+    return fig, axes
+
+
+def loss_curves(
+    curves: dict[str, list[Sequence[float]]],
+    *,
+    every: int,
+    converged: dict[str, list[bool]] | None = None,
+    ncols: int = 4,
+    title: str | None = None,
+) -> tuple[Figure, np.ndarray]:
+    """Small multiples of training-loss curves: one panel per model family, one line per seed.
+
+    Args:
+        curves: ``{panel title: [loss curve of each seed]}``; point ``i`` of a curve is the mean
+            loss of steps ``i * every + 1 .. (i + 1) * every``.
+        every: steps per point (>= 1).
+        converged: optional ``{panel title: [converged?]}``; a seed that did not converge is
+            drawn dashed and counted in the panel's title.
+        ncols: panels per row.
+        title: optional title of the figure.
+
+    Returns:
+        ``(fig, axes)`` with ``axes`` a 1-D array of the panels (log-scale loss).
+
+    Raises:
+        ValueError: if ``curves`` is empty or ``converged`` does not match it.
+    """
+    if not curves:
+        raise ValueError("curves must not be empty")
+    every = check_int("every", every, minimum=1)
+    ncols = check_int("ncols", min(ncols, len(curves)), minimum=1)
+    nrows = -(-len(curves) // ncols)
+    fig, grid = plt.subplots(nrows, ncols, figsize=(2.6 * ncols, 2.1 * nrows), sharex=True, sharey=True,
+                             squeeze=False, layout="constrained")
+    axes = grid.ravel()
+    for ax, (name, seeds) in zip(axes, curves.items(), strict=False):
+        flags = converged.get(name, [True] * len(seeds)) if converged is not None else [True] * len(seeds)
+        if len(flags) != len(seeds):
+            raise ValueError(f"converged[{name!r}] needs one flag per seed ({len(seeds)})")
+        for curve, done in zip(seeds, flags, strict=True):
+            steps = every * (np.arange(len(curve)) + 1)
+            ax.plot(steps, curve, linewidth=1, linestyle="-" if done else "--")
+        failed = flags.count(False)
+        ax.set_title(name + (f" ({failed} not converged)" if failed else ""), fontsize=9)
+        ax.set_yscale("log")
+    for ax in axes[len(curves):]:
+        ax.set_visible(False)
+    for ax in grid[-1]:
+        ax.set_xlabel("step")
+    for ax in grid[:, 0]:
+        ax.set_ylabel("training loss")
+    if title:
+        fig.suptitle(title)
+    return fig, axes
+
+
+__all__ += ["accuracy_by_length", "loss_curves"]
