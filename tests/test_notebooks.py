@@ -161,7 +161,6 @@ def test_code_fits_the_page(path: Path) -> None:
 NOT_YET_FOLDED = {
     "01_permutation_invariance.ipynb",
     "02_one_hot_and_learned.ipynb",
-    "04_relative_position.ipynb",
     "08_trained_extrapolation.ipynb",
     "09_stretching_rope.ipynb",
 }

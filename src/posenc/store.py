@@ -57,6 +57,7 @@ from .experiments import StopRule, TinyCausalLM, TrainConfig, build_model, evalu
 __all__ = [
     "LOSS_EVERY",
     "STORE_FORMAT",
+    "CH8_RANDOMIZED",
     "CH8_TASKS",
     "CH9_FACTOR",
     "CH9_FINETUNE_RULES",
@@ -461,7 +462,11 @@ def stale(pattern: str = "*", *, directory: str | Path | None = None) -> list[st
     return found
 
 
-def _job(name: str, seed: int, directory: str, progress: bool) -> dict[str, Any]:
+def _job(name: str, seed: int, directory: str, progress: bool, force: bool = False) -> dict[str, Any] | None:
+    # Another `make train` may have stored this model since the list was made: skip it then.
+    current = f"{name} seed {seed}" not in {line.split(":")[0] for line in stale(name, directory=directory)}
+    if current and not force:
+        return None
     start = time.perf_counter()
     _, info = retrain(name, seed, directory=directory, progress=progress)
     info["wall_seconds"] = time.perf_counter() - start
@@ -501,11 +506,13 @@ def train_all(
         # fine-tunes start from stored models: they run after every model trained from scratch
         for wave in (False, True):
             batch = [(name, seed) for name, seed in todo if (spec(name).finetune is not None) == wave]
-            futures = {pool.submit(_job, name, seed, str(target), bars): (name, seed) for name, seed in batch}
+            futures = {pool.submit(_job, name, seed, str(target), bars, force): (name, seed) for name, seed in batch}
             for future in as_completed(futures):
                 info = future.result()
-                done.append(info)
                 bar.update()
+                if info is None:
+                    continue
+                done.append(info)
                 bar.write(
                     f"{info['name']:<32} seed {info['seed']}  {info['steps_run']:>5} steps  {info['stop_reason']:<9}"
                     f"  held-out {info['metrics']['heldout_accuracy']:.3f}  {info['train_seconds']:6.1f} s"
@@ -583,6 +590,15 @@ for _task in CH8_TASKS:
     for _position in multihead.POSITION_SCHEMES:
         register(ModelSpec(f"ch8-{_task}-{_position}", ch8_config(_task, _position),
                            description=f"chapter 8 matrix: {_task}, {_position}"))
+
+
+# The anchor of Ruoss et al. (2023), in miniature: look-back trained at positions drawn from
+# 0..8L-1 (sorted), so that every position the evaluation meets up to 8L was seen in training.
+CH8_RANDOMIZED = ("learned", "sinusoidal", "rope")
+for _position in CH8_RANDOMIZED:
+    register(ModelSpec(f"ch8-lookback-{_position}-randpos",
+                       ch8_config("lookback", _position, randomized_positions=8 * 32), seeds=(0, 1, 2),
+                       description=f"chapter 8 anchor (Ruoss et al. 2023): randomized positions, {_position}"))
 
 
 # --------------------------------------------------------------------------- chapter 9
