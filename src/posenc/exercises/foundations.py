@@ -59,10 +59,10 @@ _CROSS_MISTAKES = [
              lambda y, z, q, k, v: torch.softmax((z @ q) @ (y @ k).T / math.sqrt(k.shape[1]), -1) @ (y @ v)),
     _Mistake("cross axis", "your softmax normalises over the queries (dim=0): each query's weights over the "
              "keys must sum to 1, so normalise along the last axis (dim=-1)",
-             lambda *a: _cross(*a, axis=0)),
+             lambda y, z, q, k, v: _cross(y, z, q, k, v, axis=0)),
     _Mistake("cross no scale", "your scores are not divided by sqrt(d_k): divide y W_Q (z W_K)^T by the square "
              "root of the key width w_k.shape[1]",
-             lambda *a: _cross(*a, scale=1.0)),
+             lambda y, z, q, k, v: _cross(y, z, q, k, v, scale=1.0)),
     _Mistake("cross model width", "you divided by the square root of the model width d = y.shape[-1]; the scale "
              "is sqrt(d_k), the width of the projected keys (w_k.shape[1])",
              lambda y, z, q, k, v: _cross(y, z, q, k, v, scale=math.sqrt(y.shape[-1]))),
@@ -72,7 +72,7 @@ _CROSS_MISTAKES = [
              lambda y, z, q, k, v: _cross(y, z, q, k, v, values=y)),
     _Mistake("cross weights", "you returned the attention weights (m, n); the output is the weights times the "
              "values z W_V, of shape (m, d_v)",
-             lambda *a: _cross(*a, weights_only=True)),
+             lambda y, z, q, k, v: _cross(y, z, q, k, v, weights_only=True)),
 ]
 
 

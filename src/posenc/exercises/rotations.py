@@ -129,17 +129,17 @@ def _linear(q, k, v, base=10000.0, rotate_denominator=False, rotate=True, causal
 _LINEAR_MISTAKES = [
     _Mistake("linear rotated denominator", "your denominator is rotated too: the normaliser must stay "
              "unrotated, Σ_j φ(q_i)^T φ(k_j), a sum of positive terms",
-             lambda *a: _linear(*a, rotate_denominator=True)),
+             lambda q, k, v, b=10000.0: _linear(q, k, v, b, rotate_denominator=True)),
     _Mistake("linear no rope", "your numerator is not rotated: rotate φ(q_i) by R_i and φ(k_j) by R_j",
-             lambda *a: _linear(*a, rotate=False)),
+             lambda q, k, v, b=10000.0: _linear(q, k, v, b, rotate=False)),
     _Mistake("linear not causal", "your sums run over all keys: causal attention sums over j <= i only "
              "(running sums, or tril of the pair matrix)",
-             lambda *a: _linear(*a, causal=False)),
+             lambda q, k, v, b=10000.0: _linear(q, k, v, b, causal=False)),
     _Mistake("linear phi after rotation", "you applied the feature map after the rotation, φ(R_i q_i): rotate "
              "the features, R_i φ(q_i), so that the scores depend on offsets only",
-             lambda *a: _linear(*a, phi_after=True)),
+             lambda q, k, v, b=10000.0: _linear(q, k, v, b, phi_after=True)),
     _Mistake("linear no feature map", "you used q and k without the feature map φ(x) = elu(x) + 1",
-             lambda *a: _linear(*a, feature=False)),
+             lambda q, k, v, b=10000.0: _linear(q, k, v, b, feature=False)),
 ]
 
 
