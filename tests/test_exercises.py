@@ -2001,3 +2001,75 @@ def distances(p):
 )
 def test_alibi_bias_at_positions_mistakes_are_named(fn, phrases):
     assert_named(check_alibi_bias_at_positions(fn), *phrases)
+
+
+# ------------------------------------------------------------------ more scaling mistakes, as students write them
+
+
+def meta_llama3(dim, base, factor, train_len, low, high, compare="wavelength", swapped=False, ramp="turns",
+                start=0):
+    """Meta's reference loop, with knobs for the threshold's unit and direction and the ramp's variable."""
+    frequencies = 1.0 / base ** (torch.arange(start, dim + start, 2, dtype=torch.float64) / dim)
+    low_wavelength, high_wavelength = train_len / low, train_len / high
+    out = []
+    for freq in frequencies.tolist():
+        wavelength = 2 * math.pi / freq
+        measured = wavelength if compare == "wavelength" else freq
+        if swapped:  # `<` and `>` exchanged
+            fast, slow = measured > high_wavelength, measured < low_wavelength
+        else:
+            fast, slow = measured < high_wavelength, measured > low_wavelength
+        if fast:
+            out.append(freq)
+        elif slow:
+            out.append(freq / factor)
+        else:
+            if ramp == "turns":
+                smooth = (train_len / wavelength - low) / (high - low)
+            else:
+                smooth = (low_wavelength - wavelength) / (low_wavelength - high_wavelength)
+            out.append((1 - smooth) * freq / factor + smooth * freq)
+    return torch.tensor(out)
+
+
+def test_meta_llama3_loop_is_accepted():
+    assert_passes(check_llama3_frequencies(meta_llama3))
+
+
+def dynamic_from_one(d, b, s, n_train, n):
+    scale = s * max(n, n_train) / n_train - (s - 1)
+    return (b * scale ** (d / (d - 2))) ** (-torch.arange(2, d + 2, 2, dtype=torch.float64) / d)
+
+
+@pytest.mark.parametrize(
+    ("check", "fn", "phrases"),
+    [
+        (check_pi_frequencies, lambda d, b, s: b ** (-torch.arange(d // 2) / d) / s,
+         ["the exponent needs the factor 2"]),
+        (check_pi_frequencies, lambda d, b, s: b ** (-torch.arange(2, d + 2, 2) / d) / s, ["ℓ counts from 1"]),
+        (check_pi_frequencies, lambda d, b, s: theta(d, b) / s / s, ["divided by the factor twice"]),
+        (check_pi_frequencies, lambda d, b, s: theta(d, 10000.0) / s, ["ignores its base"]),
+        (check_ntk_frequencies, lambda d, b, s: b ** (-torch.arange(2, d + 2, 2) / d) * s ** (-2 * torch.arange(
+            1, d // 2 + 1) / (d - 2)), ["ℓ counts from 1"]),
+        (check_ntk_frequencies, lambda d, b, s: theta(d, b / s ** (d / (d - 2))), ["you divided the base"]),
+        (check_ntk_frequencies, lambda d, b, s: theta(d, b) / s ** (d / (d - 2)), ["the factor belongs to the base"]),
+        (check_dynamic_ntk_frequencies, lambda d, b, s, n_train, n: theta(
+            d, b * (s * max(n, n_train) / n_train - (s - 1))), ["without the exponent d/(d-2)"]),
+        (check_dynamic_ntk_frequencies, lambda d, b, s, n_train, n: theta(
+            d, b * (max(n, n_train) / n_train) ** (d / (d - 2))), ["without the factor"]),
+        (check_dynamic_ntk_frequencies, lambda d, b, s, n_train, n: theta(d, b), ["these are the original"]),
+        (check_dynamic_ntk_frequencies, dynamic_from_one, ["ℓ counts from 1"]),
+        (check_yarn_frequencies, lambda d, b, s, n, fast, slow: formula_yarn(d, b, s, n, fast, slow) * (
+            0.1 * math.log(s) + 1), ["multiplied the frequencies by the attention factor"]),
+        (check_yarn_frequencies, lambda d, b, s, n, fast, slow: formula_yarn(d, b, s, n, fast, slow) / (
+            0.1 * math.log(s) + 1), ["divided the frequencies by the attention factor"]),
+        (check_yarn_frequencies, lambda d, b, s, n, fast, slow: theta(d, b) / s, ["these are PI's frequencies"]),
+        (check_llama3_frequencies, partial(meta_llama3, compare="frequency"),
+         ["compare the frequency θ_ℓ with the wavelength bounds"]),
+        (check_llama3_frequencies, partial(meta_llama3, swapped=True), ["your thresholds point the wrong way"]),
+        (check_llama3_frequencies, partial(meta_llama3, ramp="wavelength"), ["linear in the wavelength λ_ℓ"]),
+        (check_llama3_frequencies, partial(meta_llama3, start=2), ["ℓ counts from 1"]),
+    ],
+)
+def test_scaling_student_mistakes_are_named(check, fn, phrases):
+    assert_fails_with(check(fn), *phrases, "should have frequency")
