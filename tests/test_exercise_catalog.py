@@ -277,6 +277,8 @@ def _wired_notebook(text: str) -> dict:
 
 
 def test_wiring_inserts_the_starter_after_the_exercise_and_splits_its_cell() -> None:
+    import json
+
     from bookkit.wire_checkers import STARTERS, wire
 
     starter = next(s for s in STARTERS if s.label == "ex-ropec-1")
@@ -291,7 +293,7 @@ def test_wiring_inserts_the_starter_after_the_exercise_and_splits_its_cell() -> 
     assert wire(notebook, starter) == "present"  # idempotent
     assert notebook["cells"] == before
     # The student edition keeps the starter, and the catalogue finds its checker.
-    chapter_notebook = nbformat.from_dict(notebook)
+    chapter_notebook = nbformat.reads(json.dumps(notebook), as_version=4)
     stripped, removed = catalog.strip_solutions(chapter_notebook)
     assert removed == ["s"] and any("check_slowest_wavelength(" in cell.source for cell in stripped.cells)
 
