@@ -7,6 +7,7 @@
 #                PDF editions and the nbgrader course graded end to end
 #   make lab     JupyterLab on the notebooks, with the book's environment as kernel
 #   make bench   the RoPE timing table and the attention layer's training-path speed on this machine
+#   make train   train the book's stored models that are missing or stale (ONLY=<pattern>, TRAIN_JOBS=n)
 #   make student the student edition: the site and the notebooks without solutions (_build/student)
 #   make pdf     the PDF editions, full and student, printed from the built sites (_build/pdf)
 #   make assignments  an nbgrader course from the chapters' coding exercises (_build/assignments)
@@ -34,10 +35,10 @@ MODEL_CACHE ?= _build/posenc-cache
 BUILD_ENV = POSENC_PROGRESS=0 POSENC_CACHE_DIR=$(abspath $(MODEL_CACHE)) POSENC_BOOK_BUILD=1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help env book student test unit build-test seeds-test student-test browser pdf-test lab bench fix-notebooks clean pdf assignments
+.PHONY: help env book student test unit build-test seeds-test outside-test student-test browser pdf-test lab bench train fix-notebooks clean pdf assignments
 
 help:
-	@sed -n '3,12p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,13p' Makefile | sed 's/^# \{0,1\}//'
 
 # ---- environment -----------------------------------------------------------------------------
 
@@ -142,6 +143,13 @@ SEED_OFFSETS ?= 1 2
 seeds-test: $(INSTALLED)
 	$(BIN)/python -m bookkit.seed_shift --offsets $(SEED_OFFSETS)
 
+# Chapters as a reader outside the repository runs them (bookkit/outside.py): a fresh venv with
+# only Jupyter, each notebook copied out, its bootstrap cell installing posenc[book] from a local
+# clone of the committed branch. OUTSIDE_CHAPTERS ?= every chapter.
+OUTSIDE_CHAPTERS ?= $(wildcard notebooks/*.ipynb)
+outside-test: $(INSTALLED)
+	$(BIN)/python -m bookkit.outside $(OUTSIDE_CHAPTERS)
+
 browser: $(INSTALLED) $(BROWSER)
 	SITE_DIR=$(TEST_OUTPUT)/_build/html SCREENSHOT_DIR=$(TEST_OUTPUT)/screenshots \
 		$(BIN)/python -m pytest tests/browser -m browser
@@ -167,6 +175,14 @@ bench: $(INSTALLED)
 	$(BIN)/python benchmarks/rope_speed.py
 	@echo
 	$(BIN)/python benchmarks/attention_speed.py
+
+# The model store (posenc.store): every trained model the book shows, in src/posenc/trained (package
+# data). Resumable: a model whose manifest matches the training code and config is skipped.
+# ONLY is a shell pattern on family names (make train ONLY='ch8-recall-*'); one process per core.
+ONLY ?= *
+TRAIN_JOBS ?= 2
+train: $(INSTALLED)
+	nice -n 10 $(BIN)/python -m posenc.store train --only '$(ONLY)' --jobs $(TRAIN_JOBS)
 
 fix-notebooks: $(INSTALLED)
 	$(BIN)/python -m bookkit.notebook_hygiene --fix
