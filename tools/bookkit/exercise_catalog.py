@@ -6,6 +6,8 @@ One parser serves three users:
   its number, title, kind and auto-checker;
 - the ``{study-plan}`` directive (the instructor guide): per chapter, the amount of prose and
   code, the exercises by kind and a suggested study time computed from a stated rule;
+- the ``{checked-exercises}`` directive (the instructor guide): every exercise with a checker, with
+  its difficulty and its points in the nbgrader course;
 - :mod:`bookkit.student_edition`: :func:`strip_solutions` removes every solution from a
   notebook, so the student edition contains the exercises but no solution text.
 
@@ -369,6 +371,19 @@ def exercise_index_markdown(chapters: Sequence[Chapter]) -> str:
     return "\n\n".join(parts)
 
 
+def checked_exercises_markdown(chapters: Sequence[Chapter]) -> str:
+    """The instructor guide's table: every exercise with a checker, its stars and its nbgrader points."""
+    from bookkit.assignments import DEFAULT_DIFFICULTY, POINTS
+
+    rows = ["| exercise | checker | difficulty | points |", "| --- | --- | --- | --- |"]
+    for chapter in chapters:
+        for exercise in chapter.exercises:
+            for checker in exercise.checkers:
+                points = POINTS[exercise.difficulty or DEFAULT_DIFFICULTY]
+                rows.append(f"| {{ref}}`{exercise.label}` | `{checker}` | {exercise.stars} | {points} |")
+    return "\n".join([":::{table} The exercises with an automatic checker", ":name: tab-guide-checkers", *rows, ":::"])
+
+
 def _captioned_table(caption: str, rows: Sequence[str]) -> str:
     """A Markdown table inside a ``{table}`` directive: the page shows it with a numbered caption.
 
@@ -435,6 +450,10 @@ def setup(app: Any) -> dict[str, Any]:
     class StudyPlan(_CatalogDirective):
         render = staticmethod(study_plan_markdown)
 
+    class CheckedExercises(_CatalogDirective):
+        render = staticmethod(checked_exercises_markdown)
+
     app.add_directive("exercise-index", ExerciseIndex)
+    app.add_directive("checked-exercises", CheckedExercises)
     app.add_directive("study-plan", StudyPlan)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -12,7 +12,7 @@
   of tensor2tensor, fairseq and FSMT.
 
 Each compares the student's function with a reference on hidden cases and names the typical
-mistake that explains every failed case (see :func:`posenc.exercises.checking._compare_cases`).
+mistake that explains every failed case, with the first input where the answer differs.
 """
 
 from __future__ import annotations
