@@ -3,10 +3,12 @@
 #   make book    build the website into _build/html (creates .venv on first use; cached execution)
 #   make test    every test: posenc unit/property tests and notebook checks, a clean build with
 #                every notebook executed in a fresh kernel and warnings as errors, the per-notebook
-#                time budget, a real-browser check of the built site, the student edition, the
+#                time budget, every chapter again with shifted seeds, chapters run outside the
+#                repository, a real-browser check of the built site, the student edition, the
 #                PDF editions and the nbgrader course graded end to end
 #   make lab     JupyterLab on the notebooks, with the book's environment as kernel
 #   make bench   the RoPE timing table and the attention layer's training-path speed on this machine
+#   make train   train the book's stored models that are missing or stale (ONLY=<pattern>, TRAIN_JOBS=n)
 #   make student the student edition: the site and the notebooks without solutions (_build/student)
 #   make pdf     the PDF editions, full and student, printed from the built sites (_build/pdf)
 #   make assignments  an nbgrader course from the chapters' coding exercises (_build/assignments)
@@ -34,10 +36,10 @@ MODEL_CACHE ?= _build/posenc-cache
 BUILD_ENV = POSENC_PROGRESS=0 POSENC_CACHE_DIR=$(abspath $(MODEL_CACHE)) POSENC_BOOK_BUILD=1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help env book student test unit build-test seeds-test student-test browser pdf-test lab bench fix-notebooks clean pdf assignments
+.PHONY: help env book student test unit build-test seeds-test outside-test student-test browser pdf-test lab bench train fix-notebooks clean pdf assignments
 
 help:
-	@sed -n '3,12p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
 
 # ---- environment -----------------------------------------------------------------------------
 
@@ -117,7 +119,7 @@ assignments: $(INSTALLED) $(NBGRADER_INSTALLED)
 
 # ---- tests -------------------------------------------------------------------------------------
 
-test: unit build-test browser student-test pdf-test assignments
+test: unit build-test seeds-test outside-test browser student-test pdf-test assignments
 	@echo "make test: all checks passed"
 
 unit: $(INSTALLED)
@@ -141,6 +143,16 @@ build-test: $(INSTALLED)
 SEED_OFFSETS ?= 1 2
 seeds-test: $(INSTALLED)
 	$(BIN)/python -m bookkit.seed_shift --offsets $(SEED_OFFSETS)
+
+# Chapters as a reader outside the repository runs them (bookkit/outside.py): a fresh venv with
+# only Jupyter, each notebook copied out, its bootstrap cell installing posenc[book] from a local
+# clone of the committed branch. make test runs the chapters that need more than posenc: d2l
+# (chapter 1), the packaged MiniLM weights (chapter 2) and the stored models (chapter 9); the
+# imports of every chapter are checked against the extra by tests/test_packaging.py.
+OUTSIDE_CHAPTERS ?= notebooks/01_permutation_invariance.ipynb notebooks/02_one_hot_and_learned.ipynb \
+	notebooks/09_stretching_rope.ipynb
+outside-test: $(INSTALLED)
+	$(BIN)/python -m bookkit.outside $(OUTSIDE_CHAPTERS)
 
 browser: $(INSTALLED) $(BROWSER)
 	SITE_DIR=$(TEST_OUTPUT)/_build/html SCREENSHOT_DIR=$(TEST_OUTPUT)/screenshots \
@@ -167,6 +179,14 @@ bench: $(INSTALLED)
 	$(BIN)/python benchmarks/rope_speed.py
 	@echo
 	$(BIN)/python benchmarks/attention_speed.py
+
+# The model store (posenc.store): every trained model the book shows, in src/posenc/trained (package
+# data). Resumable: a model whose manifest matches the training code and config is skipped.
+# ONLY is a shell pattern on family names (make train ONLY='ch8-recall-*'); one process per core.
+ONLY ?= *
+TRAIN_JOBS ?= 2
+train: $(INSTALLED)
+	nice -n 10 $(BIN)/python -m posenc.store train --only '$(ONLY)' --jobs $(TRAIN_JOBS)
 
 fix-notebooks: $(INSTALLED)
 	$(BIN)/python -m bookkit.notebook_hygiene --fix

@@ -16,6 +16,8 @@ Modules, one per family of position methods:
 - :mod:`posenc.utils`: seeding and machine description
 - :mod:`posenc.benchmark`: timings of the RoPE implementations
 - :mod:`posenc.experiments`: tasks, a tiny causal transformer, training and evaluation (Part V)
+- :mod:`posenc.store`: the book's trained models, trained once by ``make train``, shipped as
+  package data and loaded in seconds (``from posenc import store; store.load(name, seed)``)
 - :mod:`posenc.exercises`: auto-checkers for the coding exercises, with diagnostic feedback
   (a subpackage: shared machinery in :mod:`posenc.exercises.checking`, one module per family)
 
@@ -37,8 +39,10 @@ from .diagnostics import relativity_gap, toeplitz_gap
 from .experiments import (
     BEYOND_TABLE,
     IGNORE,
+    SCHEDULES,
     TASKS,
     Evaluation,
+    StopRule,
     TinyCausalLM,
     TrainConfig,
     TrainingRun,
@@ -47,6 +51,7 @@ from .experiments import (
     cache_path,
     evaluate,
     evaluate_by_position,
+    heldout_batch,
     make_batch,
     markov_transitions,
     train,
@@ -100,8 +105,10 @@ __all__ = [
     "ROPE_LAYOUTS",
     "RelativePositionEmbedding",
     "RotaryEmbedding",
+    "SCHEDULES",
     "SEED_OFFSET_VARIABLE",
     "SinusoidalPositionalEncoding",
+    "StopRule",
     "T5RelativePositionBias",
     "TASKS",
     "Timing",
@@ -128,6 +135,7 @@ __all__ = [
     "glue_figure",
     "grid_slider_figure",
     "half_to_interleaved",
+    "heldout_batch",
     "interactive_figure",
     "interleaved_to_half",
     "llama3_frequencies",

@@ -45,7 +45,9 @@ __all__ = [
     "BEYOND_TABLE",
     "IGNORE",
     "TASKS",
+    "SCHEDULES",
     "Evaluation",
+    "StopRule",
     "TinyCausalLM",
     "TrainConfig",
     "TrainingRun",
@@ -54,6 +56,7 @@ __all__ = [
     "cache_path",
     "evaluate",
     "evaluate_by_position",
+    "heldout_batch",
     "make_batch",
     "markov_transitions",
     "train",
@@ -68,6 +71,8 @@ IGNORE = -100
 
 BEYOND_TABLE = ("error", "clip")
 """What a ``learned`` :class:`TinyCausalLM` does with a position past its table: refuse or clip."""
+SCHEDULES = ("cosine", "constant")
+"""Learning-rate schedules of :class:`TrainConfig` (both after a linear warm-up)."""
 _CACHE_FORMAT = 1
 _MARKOV_SEED = 20240101  # the language is part of the task, the same for every training seed
 
@@ -89,13 +94,18 @@ class TrainConfig:
         train_len: training length ``L`` (tokens per sequence, BOS included).
         steps: optimiser steps.
         batch_size: sequences per step.
-        learning_rate: peak AdamW learning rate (linear warm-up over 10 % of the steps, then
-            cosine decay to zero).
+        learning_rate: peak AdamW learning rate (linear warm-up, then ``schedule``).
+        schedule: ``"cosine"`` (decay to zero at ``steps``) or ``"constant"`` after the warm-up.
+        warmup_steps: linear warm-up steps (default: 10 % of ``steps``).
         lookback: the offset ``k`` of the ``lookback`` task.
         recall_position: the position ``p`` of the ``recall`` task.
         max_len: rows of the ``learned`` table (default ``train_len``).
         random_offsets: if > 0, every training batch is placed at positions
             ``o, o + 1, ...`` with ``o`` drawn uniformly from ``0..random_offsets``.
+        randomized_positions: if > 0, every training batch is placed at ``train_len`` distinct
+            positions drawn from ``0..randomized_positions - 1`` and sorted (the randomized
+            positional encodings of Ruoss et al. 2023); evaluation uses ``0, 1, 2, ...``.
+        shaw_clip: Shaw's clipping distance (default: the table length).
     """
 
     task: str
@@ -112,6 +122,10 @@ class TrainConfig:
     recall_position: int = 3
     max_len: int | None = None
     random_offsets: int = 0
+    schedule: str = "cosine"
+    warmup_steps: int | None = None
+    randomized_positions: int = 0
+    shaw_clip: int | None = None
 
     def __post_init__(self) -> None:
         check_choice("task", self.task, TASKS)
@@ -131,11 +145,58 @@ class TrainConfig:
         if self.max_len is not None:
             check_int("max_len", self.max_len, minimum=1)
         check_int("random_offsets", self.random_offsets, minimum=0)
+        check_choice("schedule", self.schedule, SCHEDULES)
+        if self.warmup_steps is not None:
+            check_int("warmup_steps", self.warmup_steps, minimum=1)
+        check_int("randomized_positions", self.randomized_positions, minimum=0)
+        if self.randomized_positions and self.random_offsets:
+            raise ValueError("random_offsets and randomized_positions cannot be combined")
+        if self.randomized_positions and self.randomized_positions < self.train_len:
+            raise ValueError(
+                f"randomized_positions={self.randomized_positions} must be at least train_len={self.train_len}"
+            )
+        if self.shaw_clip is not None:
+            check_int("shaw_clip", self.shaw_clip, minimum=1)
 
     @property
     def table_len(self) -> int:
         """Rows of the ``learned`` position table."""
-        return self.train_len + self.random_offsets if self.max_len is None else self.max_len
+        if self.max_len is not None:
+            return self.max_len
+        return max(self.train_len + self.random_offsets, self.randomized_positions)
+
+    @property
+    def warmup(self) -> int:
+        """Warm-up steps actually used."""
+        return self.warmup_steps if self.warmup_steps is not None else max(1, self.steps // 10)
+
+
+@dataclass(frozen=True)
+class StopRule:
+    """Stop training once the model solves its task on a fixed held-out batch.
+
+    Every ``check_every`` steps the model is scored on ``num_sequences`` held-out sequences of
+    the training length (always the same ones); training stops when its accuracy reaches
+    ``threshold`` times the *ceiling*: 1 for ``lookback`` and ``recall``, and for ``markov`` the
+    accuracy of the true chain's most likely successor on the same sequences (no model can
+    predict a random language better). ``TrainConfig.steps`` is the cap.
+
+    Attributes:
+        threshold: fraction of the ceiling to reach, in ``(0, 1]``.
+        check_every: steps between checks (>= 1).
+        num_sequences: held-out sequences (>= 1).
+    """
+
+    threshold: float = 0.99
+    check_every: int = 50
+    num_sequences: int = 256
+
+    def __post_init__(self) -> None:
+        check_positive_float("threshold", self.threshold)
+        if self.threshold > 1:
+            raise ValueError(f"threshold must be at most 1, got {self.threshold}")
+        check_int("check_every", self.check_every, minimum=1)
+        check_int("num_sequences", self.num_sequences, minimum=1)
 
 
 # --------------------------------------------------------------------------- tasks
@@ -225,8 +286,9 @@ class TinyCausalLM(nn.Module):
         dim: model dimension ``D``.
         num_heads: heads per layer ``h``.
         num_layers: number of blocks.
-        max_len: rows of the ``learned`` table; also the ``shaw`` clipping distance and the
-            ``t5`` saturation distance.
+        max_len: rows of the ``learned`` table; also the ``t5`` saturation distance and the
+            ``shaw`` clipping distance unless ``shaw_clip`` is given.
+        shaw_clip: optional ``shaw`` clipping distance.
 
     Shapes:
         ``forward(tokens)``: ``(B, L)`` integer tokens -> ``(B, L, V + 1)`` logits.
@@ -244,6 +306,7 @@ class TinyCausalLM(nn.Module):
         num_heads: int = 4,
         num_layers: int = 2,
         max_len: int = 32,
+        shaw_clip: int | None = None,
     ) -> None:
         super().__init__()
         self.vocab_size = check_int("vocab_size", vocab_size, minimum=2)
@@ -258,7 +321,7 @@ class TinyCausalLM(nn.Module):
         layer_position = "none" if position in ("sinusoidal", "learned") else position
         options: dict[str, object] = {}
         if position == "shaw":
-            options["max_distance"] = max_len
+            options["max_distance"] = max_len if shaw_clip is None else check_int("shaw_clip", shaw_clip, minimum=1)
         elif position == "t5":
             options.update(bidirectional=False, num_buckets=16, max_distance=max(max_len, 9))
         self.blocks = nn.ModuleList(
@@ -354,6 +417,7 @@ def build_model(config: TrainConfig) -> TinyCausalLM:
         num_heads=config.num_heads,
         num_layers=config.num_layers,
         max_len=config.table_len,
+        shaw_clip=config.shaw_clip,
     )
 
 
@@ -371,6 +435,9 @@ class TrainingRun:
         losses: training loss at every step.
         seconds: wall-clock training time (of the run that produced the weights).
         from_cache: True if the weights were loaded from the disk cache.
+        stop_reason: ``"steps"`` (ran all ``config.steps``, no stopping rule), ``"threshold"``
+            (the :class:`StopRule` was met) or ``"cap"`` (the rule was never met).
+        checks: ``(step, held-out accuracy)`` at every check of the stopping rule.
     """
 
     config: TrainConfig
@@ -379,6 +446,13 @@ class TrainingRun:
     losses: list[float] = field(repr=False)
     seconds: float
     from_cache: bool = False
+    stop_reason: str = "steps"
+    checks: list[tuple[int, float]] = field(default_factory=list, repr=False)
+
+    @property
+    def steps_run(self) -> int:
+        """Optimiser steps actually taken."""
+        return len(self.losses)
 
 
 def _show_progress(progress: bool | None) -> bool:
@@ -395,13 +469,53 @@ def _default_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
+_HELDOUT_SEED = 987_654  # the stopping rule's held-out sequences, distinct from evaluation's
+
+
+def heldout_batch(config: TrainConfig, num_sequences: int) -> tuple[torch.Tensor, torch.Tensor, float]:
+    """The fixed held-out sequences of a :class:`StopRule` and the ceiling accuracy on them.
+
+    Args:
+        config: the task.
+        num_sequences: number of sequences (>= 1), of length ``config.train_len``.
+
+    Returns:
+        ``(tokens, labels, ceiling)``: the batch, and the best accuracy any predictor can expect
+        on it (1 for the deterministic tasks; for ``markov``, the accuracy of the true chain's
+        most likely successor).
+    """
+    generator = torch.Generator().manual_seed(_HELDOUT_SEED)
+    tokens, labels = make_batch(config, num_sequences, config.train_len, generator=generator)
+    if config.task != "markov":
+        return tokens, labels, 1.0
+    best = markov_transitions(config.vocab_size).argmax(-1)  # (V, V): most likely successor
+    scored = labels[:, 2:-1]
+    oracle = best[tokens[:, 1:-2], tokens[:, 2:-1]]
+    return tokens, labels, float((oracle == scored).double().mean())
+
+
+@torch.no_grad()
+def _accuracy_on(model: nn.Module, tokens: torch.Tensor, labels: torch.Tensor) -> float:
+    model.eval()
+    device = next(model.parameters()).device
+    predictions = model(tokens.to(device)).argmax(-1).cpu()
+    mask = labels != IGNORE
+    model.train()
+    return float((predictions == labels)[mask].double().mean())
+
+
 def train(
-    config: TrainConfig, seed: int, *, device: torch.device | str | None = None, progress: bool | None = None
+    config: TrainConfig,
+    seed: int,
+    *,
+    device: torch.device | str | None = None,
+    progress: bool | None = None,
+    stop: StopRule | None = None,
 ) -> TrainingRun:
     """Train the model of ``config`` from scratch with ``seed``.
 
     The seed fixes the initial weights and the training data. AdamW (weight decay 0.01),
-    gradient norm clipped at 1, linear warm-up then cosine decay of the learning rate.
+    gradient norm clipped at 1, linear warm-up then ``config.schedule``.
 
     Args:
         config: what to train.
@@ -409,44 +523,56 @@ def train(
         device: where to train (default: a GPU if present, else the CPU).
         progress: show a tqdm progress bar; default: only when run interactively (in a Jupyter
             kernel or a terminal) and the environment variable ``POSENC_PROGRESS`` is not ``0``.
+        stop: optional :class:`StopRule`; then ``config.steps`` is a cap.
 
     Returns:
         A :class:`TrainingRun` with the model on the CPU, in evaluation mode.
 
     Raises:
-        TypeError: if ``config`` is not a :class:`TrainConfig`.
+        TypeError: if ``config`` is not a :class:`TrainConfig` or ``stop`` not a :class:`StopRule`.
         ValueError: if ``seed`` is negative.
     """
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
+    if stop is not None and not isinstance(stop, StopRule):
+        raise TypeError(f"stop must be a StopRule or None, got {type(stop).__name__}")
     seed = check_int("seed", seed, minimum=0)
     device = torch.device(device) if device is not None else _default_device()
     torch.manual_seed(seed)
     model = build_model(config).to(device)
     data = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=0.01)
-    warmup = max(1, config.steps // 10)
+    warmup = config.warmup
 
     def schedule(step: int) -> float:
         if step < warmup:
             return (step + 1) / warmup
+        if config.schedule == "constant":
+            return 1.0
         return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, config.steps - warmup)))
 
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    heldout = None if stop is None else heldout_batch(config, stop.num_sequences)
     steps = range(config.steps)
+    bar = None
     if _show_progress(progress):
         from tqdm.auto import tqdm  # type: ignore[import-untyped]
 
-        steps = tqdm(steps, desc=f"{config.task}/{config.position}/seed {seed}", leave=False)
-    losses = []
+        bar = tqdm(steps, desc=f"{config.task}/{config.position}/seed {seed}", leave=False)
+    losses: list[float] = []
+    checks: list[tuple[int, float]] = []
+    stop_reason = "steps" if stop is None else "cap"
     start = time.perf_counter()
     model.train()
-    for _ in steps:
+    for step in bar if bar is not None else steps:
         tokens, labels = make_batch(config, config.batch_size, config.train_len, generator=data)
         positions = None
         if config.random_offsets:
             offset = int(torch.randint(config.random_offsets + 1, (1,), generator=data))
             positions = torch.arange(offset, offset + config.train_len, device=device)
+        elif config.randomized_positions:
+            chosen = torch.randperm(config.randomized_positions, generator=data)[: config.train_len]
+            positions = chosen.sort().values.to(device)
         logits = model(tokens.to(device), positions)
         loss = F.cross_entropy(logits.flatten(0, 1), labels.to(device).flatten(), ignore_index=IGNORE)
         optimizer.zero_grad(set_to_none=True)
@@ -455,8 +581,18 @@ def train(
         optimizer.step()
         scheduler.step()
         losses.append(loss.item())
+        if heldout is not None and stop is not None and (step + 1) % stop.check_every == 0:
+            accuracy = _accuracy_on(model, heldout[0], heldout[1])
+            checks.append((step + 1, accuracy))
+            if bar is not None:
+                bar.set_postfix(heldout=f"{accuracy:.3f}")
+            if accuracy >= stop.threshold * heldout[2]:
+                stop_reason = "threshold"
+                break
+    if bar is not None:
+        bar.close()
     seconds = time.perf_counter() - start
-    return TrainingRun(config, seed, model.cpu().eval(), losses, seconds)
+    return TrainingRun(config, seed, model.cpu().eval(), losses, seconds, stop_reason=stop_reason, checks=checks)
 
 
 def cache_path(config: TrainConfig, seed: int, cache_dir: str | None = None) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -23,6 +23,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ._validation import check_int
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 __all__ = ["heatmap", "heatmaps", "use_book_style"]
 
@@ -201,15 +204,1320 @@ def heatmaps(
 # each other's lines. A function reused by a later part stays where it was first written.
 
 # ---- chapters 1–3 (Parts I–II) ----
+# Chapters 1–2: labelled curves, histograms of samples, cosine-similarity heatmaps of position
+# tables, and the walk of a table's rows on a plane (interactive).
+
+__all__ += ["curves", "histograms", "pair_walk", "similarity_heatmaps"]
+
+Vector = Sequence[float] | torch.Tensor | np.ndarray
+
+
+def _as_vector(name: str, values: object) -> np.ndarray:
+    if isinstance(values, torch.Tensor):
+        values = values.detach().cpu().numpy()
+    try:
+        array = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a sequence of numbers, a tensor or an array") from None
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D sequence, got shape {array.shape}")
+    return array
+
+
+def curves(
+    series: Mapping[str, Vector | tuple[Vector, Vector]],
+    ax: Axes | None = None,
+    *,
+    xlabel: str,
+    ylabel: str,
+    title: str | None = None,
+    marker: str = ".",
+    styles: Mapping[str, Mapping[str, object]] | None = None,
+    vlines: Sequence[float] | Mapping[str, float] = (),
+    hlines: Sequence[float] = (),
+    baselines: Mapping[str, float] | None = None,
+    logy: bool = False,
+) -> Axes:
+    """Draw labelled curves on one axes: a quantity by position, by distance, by step ...
+
+    Args:
+        series: ``label -> y`` (drawn at x = 0, 1, ...) or ``label -> (x, y)``, in drawing order.
+        ax: axes to draw on (default: a new figure).
+        xlabel, ylabel, title: text of the plot.
+        marker: marker of every curve (``""`` for none).
+        styles: extra matplotlib keyword arguments for some curves, by label (e.g. a grey
+            reference curve without markers: ``{"1/(i+1)": {"color": "0.6", "marker": ""}}``).
+        vlines: x positions of dashed vertical marks (a training length, a distance 2r): black,
+            or, given as ``label -> x``, in the colour of the curve of that label.
+        hlines: y values of thin grey horizontal lines (e.g. 0).
+        baselines: ``label -> y`` of dotted, labelled horizontal lines (e.g. a chance level).
+        logy: logarithmic y axis.
+
+    Returns:
+        The axes drawn on, with a legend when there is more than one labelled line.
+
+    Raises:
+        TypeError: if a series is not numeric.
+        ValueError: if ``series`` is empty, a curve's x and y differ in length, or a label of
+            ``styles`` or of ``vlines`` names no curve.
+    """
+    if not series:
+        raise ValueError("series must hold at least one curve, got none")
+    styles = dict(styles or {})
+    unknown = [label for label in [*styles, *(vlines if isinstance(vlines, Mapping) else ())] if label not in series]
+    if unknown:
+        raise ValueError(f"styles and vlines may only name curves of series, got unknown labels {unknown}")
+    if ax is None:
+        _, ax = plt.subplots()
+    colours: dict[str, object] = {}
+    for label, values in series.items():
+        if isinstance(values, tuple):
+            x, y = _as_vector(f"x of {label!r}", values[0]), _as_vector(f"y of {label!r}", values[1])
+            if len(x) != len(y):
+                raise ValueError(f"curve {label!r}: x has {len(x)} values and y has {len(y)}")
+        else:
+            y = _as_vector(f"series[{label!r}]", values)
+            x = np.arange(len(y))
+        keywords: dict[str, object] = {"marker": marker, "label": label, **styles.get(label, {})}
+        (line,) = ax.plot(x, y, **keywords)  # type: ignore[arg-type]
+        colours[label] = line.get_color()
+    for value in hlines:
+        ax.axhline(value, color="grey", linewidth=0.8)
+    for label, value in (baselines or {}).items():
+        ax.axhline(value, color="grey", linestyle=":", label=label)
+    marks: list[tuple[object, float]] = (
+        [(colours[label], value) for label, value in vlines.items()]
+        if isinstance(vlines, Mapping)
+        else [("black", value) for value in vlines]
+    )
+    for colour, value in marks:
+        ax.axvline(value, color=colour, linestyle="--", linewidth=0.8)
+    if logy:
+        ax.set_yscale("log")
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    if len(series) + len(baselines or {}) > 1:
+        ax.legend(fontsize="small")
+    return ax
+
+
+def histograms(
+    samples: Mapping[str, Vector],
+    ax: Axes | None = None,
+    *,
+    bins: Vector | int = 40,
+    xlabel: str,
+    ylabel: str = "density",
+) -> Axes:
+    """Draw one step histogram (a density) per labelled sample, on shared bins.
+
+    Args:
+        samples: ``label -> values``.
+        ax: axes to draw on (default: a new figure).
+        bins: the bin edges, or a number of equal bins over the range of all samples.
+        xlabel, ylabel: axis labels.
+
+    Returns:
+        The axes drawn on, with a legend.
+
+    Raises:
+        TypeError: if a sample is not numeric.
+        ValueError: if ``samples`` is empty or a sample is not a non-empty 1-D sequence.
+    """
+    if not samples:
+        raise ValueError("samples must hold at least one labelled sample, got none")
+    values = {label: _as_vector(f"samples[{label!r}]", sample) for label, sample in samples.items()}
+    if isinstance(bins, int):
+        edges = np.linspace(min(v.min() for v in values.values()), max(v.max() for v in values.values()), bins + 1)
+    else:
+        edges = _as_vector("bins", bins)
+    if ax is None:
+        _, ax = plt.subplots()
+    for label, sample in values.items():
+        ax.hist(sample, bins=list(edges), density=True, histtype="step", label=label)
+    ax.set(xlabel=xlabel, ylabel=ylabel)
+    ax.legend(fontsize="small")
+    return ax
+
+
+def similarity_heatmaps(
+    tables: Sequence[Matrix],
+    titles: Sequence[str] | None = None,
+    *,
+    boundary: int | None = None,
+    figsize: tuple[float, float] | None = None,
+) -> Figure:
+    """Cosine similarities of all pairs of rows of position tables, side by side on one scale.
+
+    Panel ``k`` shows the ``(N_k, N_k)`` matrix ``cos(p_i, p_j)`` of table ``k`` on a diverging
+    scale from -1 to 1.
+
+    Args:
+        tables: ``(N_k, d_k)`` position tables, one row per position.
+        titles: one title per table.
+        boundary: a number of rows ``B`` (e.g. the training length): dashed lines between rows
+            ``B - 1`` and ``B`` on every panel whose table has more than ``B`` rows.
+        figsize: figure size (default: 3.8 inches per panel).
+
+    Returns:
+        The figure.
+
+    Raises:
+        TypeError: if a table is not a tensor or array.
+        ValueError: if ``tables`` is empty, a table is not 2-D, or ``boundary`` is not positive.
+    """
+    grams = []
+    for index, table in enumerate(tables):
+        rows = torch.as_tensor(_as_matrix(f"tables[{index}]", table), dtype=torch.float64)
+        unit = torch.nn.functional.normalize(rows, dim=-1)
+        grams.append(unit @ unit.T)
+    if not grams:
+        raise ValueError("tables must contain at least one table")
+    if boundary is not None:
+        boundary = check_int("boundary", boundary, minimum=1)
+    fig = heatmaps(
+        grams,
+        titles,
+        figsize=figsize or (3.8 * len(grams), 3.6),
+        cmap="RdBu_r",
+        vmin=-1.0,
+        vmax=1.0,
+        xlabel="position j",
+        ylabel="position i",
+    )
+    for ax, gram in zip(fig.axes, grams, strict=False):
+        if boundary is not None and len(gram) > boundary:
+            ax.axhline(boundary - 0.5, color="black", linestyle="--", linewidth=0.8)
+            ax.axvline(boundary - 0.5, color="black", linestyle="--", linewidth=0.8)
+    return fig
+
+
+def pair_walk(
+    points: Matrix,
+    *,
+    window: int = 32,
+    xlabel: str = "first direction",
+    ylabel: str = "second direction",
+) -> go.Figure:
+    """An interactive walk through the rows of a table projected on a plane, ``window`` at a time.
+
+    Every row is a grey dot; a slider selects ``window`` consecutive rows, drawn as a path of
+    points coloured from dark to light. Hovering over a point shows its row and the angle it has
+    turned about the origin since the row before, wrapped into ``[-pi, pi)``.
+
+    Args:
+        points: ``(N, 2)`` coordinates of the rows on the plane (e.g. on two principal
+            directions of the table).
+        window: rows per slider step, ``1 <= window <= N``; the last step may hold fewer.
+        xlabel, ylabel: axis titles.
+
+    Returns:
+        A ``plotly.graph_objects.Figure`` (wrap it with :func:`posenc.interactive_figure`).
+
+    Raises:
+        TypeError: if ``points`` is not a tensor or array, or ``window`` not an int.
+        ValueError: if ``points`` is not ``(N, 2)`` or ``window`` is out of range.
+    """
+    from .interactive import _plotly_graph_objects, slider_figure
+
+    coordinates = _as_matrix("points", points).astype(float)
+    if coordinates.shape[1] != 2 or len(coordinates) < 2:
+        raise ValueError(f"points must have shape (N, 2) with N >= 2, got {coordinates.shape}")
+    window = check_int("window", window, minimum=1)
+    if window > len(coordinates):
+        raise ValueError(f"window must be at most the number of rows ({len(coordinates)}), got {window}")
+    go_module = _plotly_graph_objects()
+    angles = np.arctan2(coordinates[:, 1], coordinates[:, 0])
+    turns = np.remainder(np.diff(angles) + np.pi, 2 * np.pi) - np.pi
+    reach = 1.1 * float(np.abs(coordinates).max())
+    ring = go_module.Scatter(
+        x=coordinates[:, 0], y=coordinates[:, 1], mode="markers",
+        marker={"size": 3, "color": "lightgrey"}, hoverinfo="skip",
+    )  # fmt: skip
+    steps = []
+    for start in range(0, len(coordinates), window):
+        rows = range(start, min(start + window, len(coordinates)))
+        labels = [
+            f"row {row}" + (f": turned {turns[row - 1]:.2f} rad since row {row - 1}" if row else "") for row in rows
+        ]
+        walk = go_module.Scatter(
+            x=coordinates[rows.start : rows.stop, 0],
+            y=coordinates[rows.start : rows.stop, 1],
+            mode="lines+markers",
+            line={"width": 1, "color": "grey"},
+            marker={"size": 7, "color": list(rows), "colorscale": "Viridis"},
+            text=labels,
+            hovertemplate="%{text}<extra></extra>",
+        )
+        steps.append((f"{rows.start}-{rows.stop - 1}", [ring, walk]))
+    return slider_figure(
+        steps,
+        slider_label="rows ",
+        layout={
+            "template": "plotly_white",
+            "margin": {"l": 60, "r": 20, "t": 20, "b": 40},
+            "showlegend": False,
+            "xaxis": {"title": {"text": xlabel}, "range": [-reach, reach]},
+            "yaxis": {"title": {"text": ylabel}, "range": [-reach, reach], "scaleanchor": "x"},
+        },
+    )
+
+# Chapter 3 (sinusoidal encoding): curves against a position, offset or column; a pair on its
+# circle; the Gram matrix beside its profile by offset; the extrapolation panels; and the two
+# slider figures (a table per base, a curve per base).
+
+Vector = torch.Tensor | np.ndarray | Sequence[float]
+
+
+def _as_vector(name: str, vector: object) -> np.ndarray:
+    """A 1-D float array from a tensor, an array or a sequence (shared by every section below)."""
+    if isinstance(vector, torch.Tensor):
+        vector = vector.detach().cpu().double().numpy()
+    if isinstance(vector, (list, tuple, range)):
+        vector = np.asarray(vector, dtype=float)
+    if not isinstance(vector, np.ndarray):
+        raise TypeError(f"{name} must be a tensor, an array or a sequence of numbers, got {type(vector).__name__}")
+    if vector.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {vector.shape}")
+    return vector.astype(float)
+
+
+def curves(
+    x: Vector | Mapping[str, Vector],
+    ys: Mapping[str, Vector],
+    ax: Axes | None = None,
+    *,
+    xlabel: str,
+    ylabel: str,
+    title: str | None = None,
+    styles: Sequence[str] | None = None,
+    logy: bool = False,
+    levels: Mapping[str, float] | None = None,
+    vlines: Sequence[float] = (),
+    legend: str | None = "best",
+) -> Axes:
+    """Draw named curves against one shared ``x``, or each against its own (d2l's ``plot``).
+
+    Args:
+        x: the ``(P,)`` abscissae of every curve, or a mapping with one ``x`` per curve label.
+        ys: label -> ``(P,)`` values; the label goes into the legend.
+        ax: axes to draw on (default: a new figure).
+        xlabel, ylabel, title: text of the plot.
+        styles: one matplotlib format string per curve (e.g. ``"o"``, ``"--"``).
+        logy: logarithmic vertical axis.
+        levels: label -> height of a dashed horizontal reference line, labelled at its left end.
+        vlines: positions of dashed vertical reference lines (e.g. the training length).
+        legend: legend location (``"outside"``: to the right of the axes), or ``None`` for none.
+
+    Returns:
+        The axes drawn on.
+
+    Raises:
+        TypeError: if a vector is not a tensor, array or sequence of numbers.
+        ValueError: if ``ys`` is empty, a curve and its ``x`` differ in length, ``x`` lacks a
+            label of ``ys``, or ``styles`` does not have one entry per curve.
+    """
+    if not ys:
+        raise ValueError("ys must hold at least one curve")
+    if styles is not None and len(styles) != len(ys):
+        raise ValueError(f"styles must have one format per curve ({len(ys)}), got {len(styles)}")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 3.4), layout="constrained")
+    for index, (label, values) in enumerate(ys.items()):
+        y_values = _as_vector(f"ys[{label!r}]", values)
+        if isinstance(x, Mapping):
+            if label not in x:
+                raise ValueError(f"x has no abscissae for the curve {label!r}")
+            x_values = _as_vector(f"x[{label!r}]", x[label])
+        else:
+            x_values = _as_vector("x", x)
+        if len(x_values) != len(y_values):
+            raise ValueError(f"curve {label!r} has {len(y_values)} values for {len(x_values)} abscissae")
+        style = styles[index] if styles is not None else "-"
+        ax.plot(x_values, y_values, style, markersize=4, label=label)
+    if logy:
+        ax.set_yscale("log")
+    for name, level in (levels or {}).items():
+        ax.axhline(level, color="0.6", linestyle="--", linewidth=1)
+        ax.annotate(
+            name,
+            (0.01, level),
+            xycoords=("axes fraction", "data"),
+            color="0.4",
+            textcoords="offset points",
+            xytext=(0, 3),
+        )
+    for position in vlines:
+        ax.axvline(position, color="0.5", linestyle="--", linewidth=1)
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    if legend == "outside":
+        ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8)
+    elif legend is not None:
+        ax.legend(loc=legend, fontsize=8)  # type: ignore[call-overload]
+    return ax
+
+
+def gram_by_offset(gram: Matrix, offsets: Vector, profile: Vector, *, profile_label: str) -> Figure:
+    """The Gram matrix of a table (left) and its entries against the offset ``j - i`` (right).
+
+    Args:
+        gram: the ``(R, R)`` matrix of dot products of rows ``i`` and ``j``.
+        offsets: the ``(P,)`` offsets at which ``profile`` is given (any range).
+        profile: the ``(P,)`` predicted dot product at each offset, drawn as a line; the
+            entries of ``gram`` are drawn as dots at their offsets on top of it.
+        profile_label: legend label of the line.
+
+    Returns:
+        The figure, with the heatmap axes first.
+
+    Raises:
+        ValueError: if ``gram`` is not square, or ``offsets`` and ``profile`` differ in length.
+    """
+    values = _as_matrix("gram", gram)
+    if values.shape[0] != values.shape[1]:
+        raise ValueError(f"gram must be square, got shape {values.shape}")
+    size = values.shape[0]
+    fig, (ax_gram, ax_curve) = plt.subplots(1, 2, figsize=(11.0, 4.0), width_ratios=[1, 1.4], layout="constrained")
+    spread = float(np.abs(values).max())
+    heatmap(values, ax_gram, title=r"$P P^\top$", cmap="RdBu_r", vmin=-spread, vmax=spread)
+    rows, columns = np.indices(values.shape)
+    curves(offsets, {profile_label: profile}, ax_curve, xlabel="offset j - i", ylabel="dot product", legend=None)
+    ax_curve.plot(
+        (columns - rows).ravel(),
+        values.ravel(),
+        ".",
+        color="C1",
+        markersize=2,
+        label=rf"$p_i^\top p_j$, all pairs, n = {size}",
+    )
+    ax_curve.axhline(0, color="0.5", linewidth=0.8)
+    ax_curve.set_title("Dot product against the offset")
+    ax_curve.legend(loc="lower center", fontsize=8)
+    return fig
+
+
+def pair_on_circle(sines: Vector, cosines: Vector, seen: int, ax: Axes | None = None, *, pair: int) -> Axes:
+    """One sine-cosine pair of a table as points on its circle, the first ``seen`` rows highlighted.
+
+    Args:
+        sines, cosines: the ``(P,)`` columns ``2 pair`` and ``2 pair + 1`` of the table.
+        seen: how many leading positions were seen in training, in ``[0, P]``.
+        ax: axes to draw on (default: a new figure).
+        pair: the pair's index, for the labels.
+
+    Returns:
+        The axes, with the unseen positions drawn first and the seen ones on top.
+
+    Raises:
+        ValueError: if the columns differ in length or ``seen`` is out of range.
+    """
+    sin_values, cos_values = _as_vector("sines", sines), _as_vector("cosines", cosines)
+    if len(sin_values) != len(cos_values):
+        raise ValueError(f"sines and cosines differ in length: {len(sin_values)} and {len(cos_values)}")
+    seen = check_int("seen", seen, minimum=0)
+    if seen > len(sin_values):
+        raise ValueError(f"seen must be at most the number of positions ({len(sin_values)}), got {seen}")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(4.0, 4.0))
+    ax.plot(sin_values[seen:], cos_values[seen:], ".", markersize=2, color="C0", label="test only")
+    ax.plot(sin_values[:seen], cos_values[:seen], ".", markersize=4, color="C1", label="training")
+    ax.set(
+        xlabel=f"column {2 * pair} (sin)",
+        ylabel=f"column {2 * pair + 1} (cos)",
+        aspect="equal",
+        title=f"Pair {pair} on its circle",
+    )
+    ax.legend(fontsize=8, loc="center")
+    return ax
+
+
+def extrapolation_panels(
+    coverage: Mapping[str, Vector],
+    sines: Vector,
+    cosines: Vector,
+    distance: Vector,
+    *,
+    train_len: int,
+    pair: int,
+    level: float,
+) -> Figure:
+    """Three panels on a table used beyond its training length.
+
+    Left: the fraction of its circle each pair sweeps (one curve per label of ``coverage``).
+    Middle: :func:`pair_on_circle` for ``pair``. Right: ``distance`` of every position's row
+    from the nearest training row, with the training length and ``level`` (labelled
+    "orthogonal") marked.
+
+    Returns:
+        The figure, its three axes in that order.
+    """
+    fig, axes = plt.subplots(1, 3, figsize=(13.0, 3.8), layout="constrained", width_ratios=[1.2, 1, 1.2])
+    curves(
+        {label: range(len(_as_vector(label, values))) for label, values in coverage.items()},
+        coverage,
+        axes[0],
+        xlabel="pair (fast to slow)",
+        ylabel="fraction of the circle",
+        title="Angles seen, per pair",
+    )
+    pair_on_circle(sines, cosines, train_len, axes[1], pair=pair)
+    values = _as_vector("distance", distance)
+    curves(
+        range(len(values)),
+        {"distance": values},
+        axes[2],
+        xlabel="position i",
+        ylabel="relative distance",
+        title="Distance to the nearest training row",
+        levels={"orthogonal": level},
+        vlines=[train_len],
+        legend=None,
+    )
+    return fig
+
+
+def binary_beside_table(bits: Matrix, table: Matrix) -> Figure:
+    """The bits of positions ``0 .. R-1`` (lowest first) beside the same rows of an encoding table."""
+    bit_values, table_values = _as_matrix("bits", bits), _as_matrix("table", table)
+    if bit_values.shape[0] != table_values.shape[0]:
+        counts = (bit_values.shape[0], table_values.shape[0])
+        raise ValueError(f"bits and table must have the same number of rows, got {counts[0]} and {counts[1]}")
+    fig, (ax_bits, ax_table) = plt.subplots(1, 2, figsize=(10.0, 3.4), width_ratios=[1, 3], layout="constrained")
+    rows = [str(row) for row in range(bit_values.shape[0])]
+    heatmap(
+        bit_values,
+        ax_bits,
+        title="bits of i",
+        xlabel="bit (lowest first)",
+        ylabel="position i",
+        xticklabels=[str(bit) for bit in range(bit_values.shape[1])],
+        yticklabels=rows,
+        cmap="Greys",
+        colorbar=False,
+    )
+    heatmap(
+        table_values,
+        ax_table,
+        title=f"sinusoidal encoding, d = {table_values.shape[1]}",
+        xlabel="column",
+        ylabel="",
+        yticklabels=rows,
+        cmap="RdBu_r",
+        vmin=-1.0,
+        vmax=1.0,
+    )
+    return fig
+
+
+def table_slider(
+    tables: Mapping[str, Matrix],
+    periods: Mapping[str, Vector],
+    *,
+    slider_label: str,
+    active: str,
+) -> go.Figure:
+    """An interactive heatmap of one ``(R, C)`` table per slider step; hovering shows a cell's
+    position, column, value and the period of its column (``periods[label]``, ``(C,)``)."""
+    from .interactive import _plotly_graph_objects, slider_figure
+
+    go_module = _plotly_graph_objects()
+    if active not in tables:
+        raise ValueError(f"active must be one of the labels {list(tables)}, got {active!r}")
+    steps = []
+    for label, table in tables.items():
+        values = _as_matrix(f"tables[{label!r}]", table)
+        if label not in periods:
+            raise ValueError(f"periods has no entry for the table {label!r}")
+        period = _as_vector(f"periods[{label!r}]", periods[label])
+        if len(period) != values.shape[1]:
+            raise ValueError(f"periods[{label!r}] must have one period per column ({values.shape[1]})")
+        trace = go_module.Heatmap(
+            z=values,
+            customdata=np.broadcast_to(period, values.shape),
+            colorscale="RdBu_r",
+            zmin=-1.0,
+            zmax=1.0,
+            hovertemplate="position %{y}, column %{x}<br>value %{z:.3f}<br>period %{customdata:.1f} positions"
+            "<extra></extra>",
+        )
+        steps.append((label, [trace]))
+    layout = {
+        "template": "plotly_white",
+        "margin": {"l": 60, "r": 20, "t": 20, "b": 40},
+        "xaxis": {"title": {"text": "column"}},
+        "yaxis": {"title": {"text": "position i"}, "autorange": "reversed"},
+    }
+    return slider_figure(steps, slider_label=slider_label, active=list(tables).index(active), layout=layout)
+
+
+def curve_slider(
+    x: Vector,
+    ys: Mapping[str, Vector],
+    marks: Mapping[str, Sequence[float]],
+    *,
+    mark_label: str,
+    slider_label: str,
+    active: str,
+    xlabel: str,
+    ylabel: str,
+) -> go.Figure:
+    """An interactive curve ``ys[label]`` against ``x`` per slider step, with dots on the zero
+    line at the abscissae ``marks[label]`` (hover text ``mark_label``); the axes stay fixed
+    across the steps."""
+    from .interactive import _plotly_graph_objects, slider_figure
+
+    go_module = _plotly_graph_objects()
+    if active not in ys:
+        raise ValueError(f"active must be one of the labels {list(ys)}, got {active!r}")
+    x_values = _as_vector("x", x)
+    steps, lowest, highest = [], np.inf, -np.inf
+    for label, values in ys.items():
+        y_values = _as_vector(f"ys[{label!r}]", values)
+        if len(y_values) != len(x_values):
+            raise ValueError(f"ys[{label!r}] has {len(y_values)} values for {len(x_values)} abscissae")
+        lowest, highest = min(lowest, y_values.min()), max(highest, y_values.max())
+        line = go_module.Scatter(
+            x=x_values,
+            y=y_values,
+            mode="lines",
+            line={"width": 1},
+            hovertemplate=xlabel + " %{x}: %{y:.2f}<extra></extra>",
+        )
+        if label not in marks:
+            raise ValueError(f"marks has no entry for the curve {label!r}")
+        dots = go_module.Scatter(
+            x=list(marks[label]),
+            y=[0.0] * len(marks[label]),
+            mode="markers",
+            marker={"size": 9},
+            hovertemplate=mark_label + " at %{x}<extra></extra>",
+        )
+        steps.append((label, [line, dots]))
+    layout = {
+        "template": "plotly_white",
+        "margin": {"l": 60, "r": 20, "t": 20, "b": 40},
+        "showlegend": False,
+        "xaxis": {"title": {"text": xlabel}, "range": [float(x_values.min()), float(x_values.max())]},
+        "yaxis": {"title": {"text": ylabel}, "range": [float(lowest) - 1, float(highest) + 1]},
+    }
+    return slider_figure(steps, slider_label=slider_label, active=list(ys).index(active), layout=layout)
+
+
+__all__ += [
+    "binary_beside_table",
+    "curve_slider",
+    "curves",
+    "extrapolation_panels",
+    "gram_by_offset",
+    "pair_on_circle",
+    "table_slider",
+]
 
 
 # ---- chapter 4 (Part III) ----
 
+__all__ += ["SkewStages", "skew_diagram", "skew_stages"]
+
+_PAD = -1  # query index of the zero padding in SkewStages
+
+
+@dataclass(frozen=True)
+class SkewStages:
+    """Where every entry of the relative logits sits at each stage of the skew.
+
+    Each stage is a pair of integer arrays of the stage's shape: ``query[r, c]`` is the query
+    ``i`` whose product ``q_i . a_delta`` sits in cell ``(r, c)`` (``-1`` for the zero pad) and
+    ``offset[r, c]`` its offset ``delta`` (``0`` for the pad).
+
+    Attributes:
+        logits: ``(L, L)``: ``Q E^T``, offset ``delta`` in column ``delta + L - 1``.
+        padded: ``(L, L + 1)``: one zero column on the left.
+        reshaped: ``(L + 1, L)``: the same memory read with rows of length ``L``.
+        result: ``(L, L)``: what the shift returns.
+    """
+
+    logits: tuple[np.ndarray, np.ndarray]
+    padded: tuple[np.ndarray, np.ndarray]
+    reshaped: tuple[np.ndarray, np.ndarray]
+    result: tuple[np.ndarray, np.ndarray]
+
+
+def _decode(codes: torch.Tensor, length: int) -> tuple[np.ndarray, np.ndarray]:
+    flat = codes.round().long() - 1  # the pad (0) becomes -1
+    query = torch.where(flat < 0, _PAD, flat // length)
+    offset = torch.where(flat < 0, 0, flat % length - (length - 1))
+    return query.numpy(), offset.numpy()
+
+
+def skew_stages(shift: Callable[[torch.Tensor], torch.Tensor], length: int) -> SkewStages:
+    """Run the skew (relative shift) on labelled entries and record where each one lands.
+
+    Entry ``(i, delta + L - 1)`` of an ``(L, L)`` matrix is given a unique label; the stages
+    ``padded`` and ``reshaped`` apply the trick's pad and reshape to the labels, and ``result``
+    is ``shift`` applied to them, so a wrong shift shows up as entries in the wrong cells.
+
+    Args:
+        shift: the function under study, ``(L, L) -> (L, L)`` (e.g. the chapter's ``skew``).
+        length: ``L`` (>= 2).
+
+    Returns:
+        The :class:`SkewStages`.
+
+    Raises:
+        TypeError: if ``shift`` is not callable or does not return a tensor.
+        ValueError: if ``length < 2`` or ``shift`` returns the wrong shape.
+    """
+    if not callable(shift):
+        raise TypeError(f"shift must be a function of one tensor, got {type(shift).__name__}")
+    length = check_int("length", length, minimum=2)
+    codes = 1 + torch.arange(length * length, dtype=torch.float64).reshape(length, length)
+    padded = torch.nn.functional.pad(codes, (1, 0))
+    result = shift(codes)
+    if not isinstance(result, torch.Tensor):
+        raise TypeError(f"shift must return a tensor, got {type(result).__name__}")
+    if tuple(result.shape) != (length, length):
+        raise ValueError(f"shift must return shape {(length, length)}, got {tuple(result.shape)}")
+    return SkewStages(
+        logits=_decode(codes, length),
+        padded=_decode(padded, length),
+        reshaped=_decode(padded.reshape(length + 1, length), length),
+        result=_decode(result.detach().double(), length),
+    )
+
+
+def _draw_stage(
+    ax: Axes,
+    stage: tuple[np.ndarray, np.ndarray],
+    faded: np.ndarray,
+    title: str,
+) -> None:
+    query, offset = stage
+    colours = plt.get_cmap("tab10")
+    rgba = np.ones((*query.shape, 4))
+    for (row, column), i in np.ndenumerate(query):
+        colour = np.array((0.85, 0.85, 0.85, 1.0)) if i == _PAD else np.array(colours(i % 10))
+        if faded[row, column]:
+            colour = 0.3 * colour + 0.7  # mixed with white
+        rgba[row, column] = colour
+        text = "pad" if i == _PAD else str(offset[row, column])
+        ax.text(column, row, text, ha="center", va="center", fontsize=8, color="0.6" if faded[row, column] else "black")
+    ax.imshow(rgba, interpolation="nearest", aspect="equal")
+    ax.set_xticks(range(query.shape[1]))
+    ax.set_yticks(range(query.shape[0]))
+    ax.tick_params(length=0, labelsize=7)
+    ax.set_title(title, fontsize=9)
+
+
+def skew_diagram(shift: Callable[[torch.Tensor], torch.Tensor], length: int = 5) -> Figure:
+    """Draw the skew (relative shift) in four panels, computed by :func:`skew_stages`.
+
+    Every cell is coloured by its query ``i`` (grey for the zero pad) and shows its offset
+    ``delta``. Panels: ``Q E^T``; padded; read as ``(L + 1, L)``, with the dropped first row
+    faded; the result, with every cell that does not hold ``q_i . a_(j - i)`` faded (for a
+    correct shift: the leftovers above the diagonal, which a causal mask hides).
+
+    Args:
+        shift: the function under study, ``(L, L) -> (L, L)``.
+        length: ``L`` (>= 2; small values read best).
+
+    Returns:
+        The figure, with the four panels as ``fig.axes[:4]`` and the query legend.
+
+    Raises:
+        TypeError, ValueError: as :func:`skew_stages`.
+    """
+    stages = skew_stages(shift, length)
+    rows, columns = np.indices((length, length))
+    reshaped_faded = np.zeros((length + 1, length), dtype=bool)
+    reshaped_faded[0] = True
+    result_query, result_offset = stages.result
+    wrong = (result_query != rows) | (result_offset != columns - rows)
+    fig, axes = plt.subplots(
+        1,
+        4,
+        figsize=(11, 3.4),
+        layout="constrained",
+        gridspec_kw={"width_ratios": [length, length + 1, length, length]},
+    )
+    panels = [
+        (stages.logits, np.zeros((length, length), dtype=bool), "1. $QE^T$: column $\\delta + L - 1$"),
+        (stages.padded, np.zeros((length, length + 1), dtype=bool), "2. pad one zero column"),
+        (stages.reshaped, reshaped_faded, f"3. read as {length + 1} × {length}, drop row 0"),
+        (stages.result, wrong, "4. result: $(i, j)$ holds $q_i \\cdot a_{j-i}$"),
+    ]
+    for ax, (stage, faded, title) in zip(axes, panels, strict=True):
+        _draw_stage(ax, stage, faded, title)
+    axes[0].set(xlabel="column ($\\delta$ shown)", ylabel="row")
+    axes[0].set_xticklabels([str(c - (length - 1)) for c in range(length)])
+    axes[3].set(xlabel="key $j$", ylabel="query $i$")
+    handles = [
+        plt.Rectangle((0, 0), 1, 1, color=plt.get_cmap("tab10")(i % 10), label=f"$q_{{{i}}}$") for i in range(length)
+    ]
+    handles.append(plt.Rectangle((0, 0), 1, 1, color="0.85", label="pad"))
+    fig.legend(
+        handles=handles,
+        loc="outside lower center",
+        ncols=length + 1,
+        fontsize=8,
+        title="colour: query; number: offset $\\delta$ (faded: dropped or leftover)",
+        title_fontsize=8,
+    )
+    return fig
+
+
+__all__ += ["bias_by_head_slider", "curves_by_offset", "offset_matrices"]
+
+
+def _as_vector(name: str, values: object) -> np.ndarray:
+    if isinstance(values, torch.Tensor):
+        values = values.detach().cpu().numpy()
+    if not isinstance(values, np.ndarray):
+        raise TypeError(f"{name} must be a torch.Tensor or numpy.ndarray, got {type(values).__name__}")
+    if values.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {values.shape}")
+    return values
+
+
+def offset_matrices(
+    matrices: Sequence[Matrix], titles: Sequence[str], *, figsize: tuple[float, float] = (8, 3.8)
+) -> Figure:
+    """Draw integer matrices (offsets ``j - i``, clipped offsets, buckets) with every value written in its cell.
+
+    One panel per matrix, on a blue-white-red scale symmetric about zero.
+
+    Args:
+        matrices: ``(R, C)`` integer-valued matrices.
+        titles: one title per matrix.
+        figsize: size of the figure.
+
+    Returns:
+        The figure; its first ``len(matrices)`` axes are the panels.
+
+    Raises:
+        TypeError, ValueError: if a matrix is not a 2-D tensor or array, or the titles do not
+            match the matrices.
+    """
+    values = [_as_matrix(f"matrices[{index}]", matrix) for index, matrix in enumerate(matrices)]
+    if not values or len(titles) != len(values):
+        raise ValueError(f"need one title per matrix, got {len(values)} matrices and {len(titles)} titles")
+    fig, axes = plt.subplots(1, len(values), figsize=figsize, squeeze=False, layout="constrained")
+    for ax, matrix, title in zip(axes.flat, values, titles, strict=True):
+        limit = max(float(np.abs(matrix).max()), 1.0)
+        heatmap(matrix, ax, title=title, cmap="coolwarm", vmin=-limit, vmax=limit, colorbar=False)
+        for (row, column), value in np.ndenumerate(matrix):
+            ax.text(column, row, str(int(value)), ha="center", va="center", fontsize=8)
+    return fig
+
+
+def curves_by_offset(
+    offsets: Matrix,
+    curves: Mapping[str, Matrix],
+    ax: Axes | None = None,
+    *,
+    title: str | None = None,
+    xlabel: str = "offset j - i",
+    ylabel: str = "",
+    steps: bool = False,
+    logy: bool = False,
+    marks: Mapping[float, str] | None = None,
+) -> Axes:
+    """Draw one or more curves against an offset or a distance (a bucket map, weights by distance).
+
+    Args:
+        offsets: ``(N,)`` x values.
+        curves: label -> ``(N,)`` y values; a legend is drawn when there is more than one.
+        ax: axes to draw on (default: a new figure).
+        title, xlabel, ylabel: text of the plot.
+        steps: draw step functions (``drawstyle="steps-mid"``), e.g. for buckets.
+        logy: logarithmic y axis.
+        marks: x position -> matplotlib line style of a grey vertical line (e.g. where a
+            bucket range ends).
+
+    Returns:
+        The axes drawn on.
+
+    Raises:
+        TypeError, ValueError: if an input is not a 1-D tensor or array, or a curve's length
+            differs from that of ``offsets``.
+    """
+    x = _as_vector("offsets", offsets)
+    if not curves:
+        raise ValueError("curves must contain at least one curve")
+    if ax is None:
+        _, ax = plt.subplots()
+    for label, y in curves.items():
+        values = _as_vector(f"curves[{label!r}]", y)
+        if values.shape != x.shape:
+            raise ValueError(f"curve {label!r} has {values.shape[0]} values for {x.shape[0]} offsets")
+        ax.plot(x, values, label=label, drawstyle="steps-mid" if steps else "default")
+    for position, style in (marks or {}).items():
+        ax.axvline(position, color="gray", linestyle=style, linewidth=0.8)
+    ax.set(title=title, xlabel=xlabel, ylabel=ylabel, yscale="log" if logy else "linear")
+    if len(curves) > 1:
+        ax.legend(ncols=2, fontsize=8)
+    return ax
+
+
+def bias_by_head_slider(
+    offsets: Matrix,
+    alibi_rows: Matrix,
+    t5_rows: Matrix,
+    t5_buckets: Matrix,
+    slopes: Matrix,
+    *,
+    edges: Sequence[float] = (),
+) -> Any:
+    """Two stacked Plotly panels, ALiBi's and T5's bias against the offset, one head per slider step.
+
+    ALiBi's line is solid for the keys a causal model sees (offset <= 0) and dotted for the
+    rest; T5's bias is drawn as steps, with dashed vertical lines at ``edges``.
+
+    Args:
+        offsets: ``(N,)`` offsets ``j - i``.
+        alibi_rows, t5_rows: ``(H, N)`` bias of each head at each offset.
+        t5_buckets: ``(N,)`` T5 bucket of each offset (shown on hover).
+        slopes: ``(H,)`` ALiBi slopes (shown in the slider's labels).
+        edges: offsets where T5's last buckets start.
+
+    Returns:
+        A ``plotly.graph_objects.Figure`` with a slider of ``H`` steps, three traces each.
+
+    Raises:
+        TypeError, ValueError: if an input has the wrong type or shape.
+    """
+    from .interactive import _plotly_graph_objects, slider_figure
+
+    go = _plotly_graph_objects()
+    x = _as_vector("offsets", offsets)
+    buckets = _as_vector("t5_buckets", t5_buckets)
+    slope_values = _as_vector("slopes", slopes)
+    alibi, t5 = _as_matrix("alibi_rows", alibi_rows), _as_matrix("t5_rows", t5_rows)
+    heads = len(slope_values)
+    for name, rows in (("alibi_rows", alibi), ("t5_rows", t5)):
+        if rows.shape != (heads, len(x)):
+            raise ValueError(f"{name} must have shape {(heads, len(x))} (heads, offsets), got {rows.shape}")
+    if buckets.shape != x.shape:
+        raise ValueError(f"t5_buckets must have one bucket per offset ({len(x)}), got {buckets.shape[0]}")
+
+    def trace(keep: np.ndarray, y: np.ndarray, custom: np.ndarray, panel: str, dash: str, hover: str) -> Any:
+        top = panel == "alibi"
+        return go.Scatter(
+            x=x[keep].tolist(),
+            y=[round(float(v), 4) for v in y[keep]],
+            customdata=custom[keep].tolist(),
+            mode="lines",
+            line_shape="linear" if top else "hvh",
+            line={"color": "#1f77b4" if top else "#d62728", "dash": dash},
+            xaxis="x" if top else "x2",
+            yaxis="y" if top else "y2",
+            hovertemplate=hover,
+        )
+
+    alibi_hover = "offset j − i = %{x}<br>distance %{customdata}<br>ALiBi bias %{y:.3f}<extra></extra>"
+    t5_hover = "offset j − i = %{x}<br>bucket %{customdata}<br>T5 bias %{y:.3f}<extra></extra>"
+    past, future, every = x <= 0, x >= 0, np.ones_like(x, dtype=bool)
+    distance = np.abs(x)
+    steps = [
+        (
+            f"{head + 1} (m = 1/{1 / slope_values[head]:.0f})",
+            [
+                trace(past, alibi[head], distance, "alibi", "solid", alibi_hover),
+                trace(future, alibi[head], distance, "alibi", "dot", alibi_hover),
+                trace(every, t5[head], buckets, "t5", "solid", t5_hover),
+            ],
+        )
+        for head in range(heads)
+    ]
+    reach = [float(x.min()), float(x.max())]
+    t5_limit = float(np.abs(t5).max()) * 1.1
+    alibi_low = float(alibi.min()) * 1.05
+    edge = {
+        "type": "line",
+        "xref": "x2",
+        "yref": "y2 domain",
+        "y0": 0,
+        "y1": 1,
+        "line": {"color": "grey", "dash": "dash", "width": 1},
+    }
+    panel_title = {"xref": "paper", "yref": "paper", "x": 0, "showarrow": False, "xanchor": "left", "yanchor": "bottom"}
+    return slider_figure(
+        steps,
+        slider_label="head r = ",
+        active=0,
+        layout={
+            "template": "plotly_white",
+            "height": 560,
+            "showlegend": False,
+            "margin": {"l": 60, "r": 45, "t": 30, "b": 20},
+            "xaxis": {"range": reach, "anchor": "y", "matches": "x2", "showticklabels": False},
+            "yaxis": {"domain": [0.6, 1], "range": [alibi_low, -0.05 * alibi_low], "title": {"text": "ALiBi bias"}},
+            "xaxis2": {"range": reach, "anchor": "y2", "title": {"text": "offset j − i"}},
+            "yaxis2": {"domain": [0.12, 0.5], "range": [-t5_limit, t5_limit], "title": {"text": "T5 bias"}},
+            "shapes": [{**edge, "x0": float(e), "x1": float(e)} for e in edges],
+            "annotations": [
+                {**panel_title, "y": 1.0, "text": "ALiBi: −m·|j − i|"},
+                {**panel_title, "y": 0.5, "text": "T5: a number per bucket"},
+            ],
+        },
+    )
+
 
 # ---- chapter 5 ----
+__all__ += ["offset_profiles", "plane_vectors", "rotating_pairs_figure"]
+
+
+def _check_texts(name: str, texts: Sequence[str] | None, count: int) -> None:
+    if texts is not None and len(texts) != count:
+        raise ValueError(f"{name} must have one entry per vector ({count}), got {len(texts)}")
+
+
+def plane_vectors(
+    vectors: Matrix,
+    ax: Axes | None = None,
+    *,
+    labels: Sequence[str] | None = None,
+    tip_text: Sequence[str] | None = None,
+    title: str | None = None,
+) -> Axes:
+    """Draw ``(N, 2)`` vectors as arrows from the origin, on the dashed circle of the longest one.
+
+    Rotated copies of one vector all end on that circle, e.g. ``B(m theta) x`` at positions ``m``.
+
+    Args:
+        vectors: ``(N, 2)`` tensor or array, one arrow per row.
+        ax: axes to draw on (default: a new figure).
+        labels: one legend entry per arrow (arrows then take the default colour cycle and a
+            legend is drawn); without labels the arrows run through viridis in order.
+        tip_text: one text per arrow, written just beyond its tip (e.g. the position).
+        title: title of the plot.
+
+    Returns:
+        The axes drawn on, with equal aspect and both limits at 1.3 times the circle's radius.
+
+    Raises:
+        TypeError: if ``vectors`` is not a tensor or array.
+        ValueError: if ``vectors`` is not ``(N, 2)`` with ``N >= 1`` and a non-zero row, or
+            ``labels`` or ``tip_text`` does not have one entry per vector.
+    """
+    values = _as_matrix("vectors", vectors).astype(float)
+    if values.shape[0] == 0 or values.shape[1] != 2:
+        raise ValueError(f"vectors must have shape (N, 2) with N >= 1, got {values.shape}")
+    radius = float(np.linalg.norm(values, axis=1).max())
+    if radius == 0:
+        raise ValueError("vectors must contain a non-zero vector (the circle's radius)")
+    _check_texts("labels", labels, len(values))
+    _check_texts("tip_text", tip_text, len(values))
+    if ax is None:
+        _, ax = plt.subplots()
+    circle = np.linspace(0, 2 * np.pi, 200)
+    ax.plot(radius * np.cos(circle), radius * np.sin(circle), ls="--", lw=0.8, color="grey")
+    ax.axhline(0, color="lightgrey", lw=0.6)
+    ax.axvline(0, color="lightgrey", lw=0.6)
+    if labels is None:
+        colours = list(plt.get_cmap("viridis")(np.linspace(0, 0.9, len(values))))
+    else:
+        colours = [f"C{index % 10}" for index in range(len(values))]
+    for index, (x, y) in enumerate(values):
+        label = None if labels is None else labels[index]
+        ax.quiver(0, 0, x, y, color=colours[index], angles="xy", scale_units="xy", scale=1, width=0.012, label=label)
+        if tip_text is not None:
+            ax.text(1.15 * x, 1.15 * y, tip_text[index], ha="center", va="center")
+    reach = 1.3 * radius
+    ax.set(xlim=(-reach, reach), ylim=(-reach, reach), aspect="equal", title=title)
+    if labels is not None:
+        ax.legend(loc="lower left")
+    return ax
+
+
+def offset_profiles(
+    offsets: object,
+    curves: Mapping[str, object],
+    ax: Axes | None = None,
+    *,
+    xlabel: str = r"offset $\delta = j - i$",
+    ylabel: str = "score",
+    title: str | None = None,
+) -> Axes:
+    """Draw one curve per entry of ``curves`` against the offsets, with a thin line at offset 0.
+
+    Args:
+        offsets: ``(S,)`` offsets (tensor, array or sequence), the x values.
+        curves: legend label -> ``(S,)`` values, one curve each.
+        ax: axes to draw on (default: a new figure).
+        xlabel, ylabel, title: text of the plot.
+
+    Returns:
+        The axes drawn on, with a legend.
+
+    Raises:
+        TypeError: if the offsets or a curve is not a tensor, array or sequence.
+        ValueError: if ``curves`` is empty, or the offsets or a curve is not 1-D of length ``S``.
+    """
+    x = _as_vector("offsets", offsets)
+    if not curves:
+        raise ValueError("curves must contain at least one curve")
+    values = {label: _as_vector(f"curves[{label!r}]", curve) for label, curve in curves.items()}
+    for label, y in values.items():
+        if len(y) != len(x):
+            raise ValueError(f"curves[{label!r}] has {len(y)} values for {len(x)} offsets")
+    if ax is None:
+        _, ax = plt.subplots()
+    ax.axvline(0, color="grey", lw=0.6)
+    for label, y in values.items():
+        ax.plot(x, y, label=label, lw=1.2)
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    ax.legend(loc="upper right")
+    return ax
+
+
+_PAIR_COLOURS = {"q": "#1f77b4", "k": "#ff7f0e"}
+
+
+def _rotate_pair(pair: np.ndarray, angle: float) -> np.ndarray:
+    cos, sin = np.cos(angle), np.sin(angle)
+    return np.array([cos * pair[0] - sin * pair[1], sin * pair[0] + cos * pair[1]])
+
+
+def _arrow_trace(go_module: Any, tip: np.ndarray, panel: int, who: str, note: str, text: str, below: float) -> Any:
+    """An arrow from the origin to ``tip`` labelled ``who``, and ``text`` under the panel's centre."""
+    x, y = round(float(tip[0]), 4), round(float(tip[1]), 4)
+    hover = f"{note}: ({x}, {y})"
+    return go_module.Scatter(
+        x=[0.0, x, None, 0.0],
+        y=[0.0, y, None, -below],
+        mode="lines+markers+text",
+        text=["", who, "", text],
+        textposition="top center",
+        hovertext=[hover, hover, "", ""],
+        hoverinfo="text",
+        line={"color": _PAIR_COLOURS[who], "width": 3},
+        marker={"symbol": "arrow", "angleref": "previous", "size": [0, 14, 0, 0], "color": _PAIR_COLOURS[who]},
+        xaxis=f"x{panel}",
+        yaxis=f"y{panel}",
+    )
+
+
+def _pairs_layout(q: np.ndarray, k: np.ndarray, theta: np.ndarray, pairs: Sequence[int]) -> dict[str, Any]:
+    layout: dict[str, Any] = {
+        "template": "plotly_white",
+        "height": 560,
+        "showlegend": False,
+        "margin": {"l": 10, "r": 10, "t": 10, "b": 10},
+        "annotations": [],
+        "shapes": [],
+    }
+    for panel, pair in enumerate(pairs, start=1):
+        lengths = {"q": float(np.linalg.norm(q[pair])), "k": float(np.linalg.norm(k[pair]))}
+        reach = 1.3 * max(lengths.values())
+        left = (panel - 1) / len(pairs)
+        width = 0.85 / len(pairs)
+        axis = {"range": [-reach, reach], "showticklabels": False, "zeroline": True, "fixedrange": True}
+        layout[f"xaxis{panel}"] = {**axis, "domain": [left, left + width], "anchor": f"y{panel}"}
+        layout[f"yaxis{panel}"] = {**axis, "domain": [0.0, 0.78], "anchor": f"x{panel}", "scaleanchor": f"x{panel}"}
+        layout["annotations"].append(
+            {
+                "x": left + width / 2,
+                "y": 0.79,
+                "xref": "paper",
+                "yref": "paper",
+                "showarrow": False,
+                "yanchor": "bottom",
+                "text": f"pair ℓ = {pair}<br>θ = {theta[pair]:.4g}",
+            }
+        )
+        for who, length in lengths.items():
+            layout["shapes"].append(
+                {
+                    "type": "circle",
+                    "xref": f"x{panel}",
+                    "yref": f"y{panel}",
+                    "x0": -length,
+                    "x1": length,
+                    "y0": -length,
+                    "y1": length,
+                    "line": {"color": _PAIR_COLOURS[who], "dash": "dot", "width": 1},
+                }
+            )
+    text_axis = {"domain": [0, 1], "range": [0, 1], "visible": False, "fixedrange": True}
+    text = len(pairs) + 1
+    layout[f"xaxis{text}"] = {**text_axis, "anchor": f"y{text}"}
+    layout[f"yaxis{text}"] = {**text_axis, "domain": [0.9, 1], "anchor": f"x{text}"}
+    return layout
+
+
+def rotating_pairs_figure(
+    q: object,
+    k: object,
+    theta: object,
+    *,
+    pairs: Sequence[int],
+    positions: Sequence[int],
+    active: tuple[int, int] = (0, 0),
+) -> Any:
+    """Interactive figure: some rotary pairs of a query and a key, turned to positions ``i`` and ``j``.
+
+    One panel per pair ``l`` of ``pairs``: pair ``l`` of the query, ``(q[2l], q[2l+1])``, turned by
+    ``i * theta[l]`` (blue arrow "q") and pair ``l`` of the key turned by ``j * theta[l]`` (orange
+    arrow "k"), each on the dotted circle of its length, with the pair's share of the score,
+    ``(B(i theta_l) q_l) . (B(j theta_l) k_l)``, under it; a line above gives ``i``, ``j``,
+    ``j - i`` and the full score ``(R_i q) . (R_j k)`` over all ``d/2`` pairs. Two sliders choose
+    ``i`` and ``j`` among ``positions`` (:func:`posenc.grid_slider_figure`).
+
+    Args:
+        q, k: ``(d,)`` query and key, interleaved pairs ``(2l, 2l+1)``, ``d`` even.
+        theta: ``(d/2,)`` frequencies.
+        pairs: the pairs drawn, one panel each (at least one, each in ``[0, d/2)``).
+        positions: the positions the sliders offer (at least one int).
+        active: the slider steps ``(i_index, j_index)`` shown first.
+
+    Returns:
+        A ``plotly.graph_objects.Figure``: for each combination of positions, two traces per
+        pair (query, key) and one text trace, in the order of ``pairs``.
+
+    Raises:
+        TypeError: if an argument is not a tensor, array or sequence, or a pair or position is
+            not an int.
+        ValueError: if ``q`` and ``k`` are not 1-D of one even length ``d``, ``theta`` does not
+            have ``d/2`` entries, ``pairs`` or ``positions`` is empty or a pair is out of range,
+            or ``active`` is not a combination of steps.
+    """
+    from .interactive import _plotly_graph_objects, grid_slider_figure
+
+    q_values, k_values, freq = _as_vector("q", q), _as_vector("k", k), _as_vector("theta", theta)
+    dim = len(q_values)
+    if dim == 0 or dim % 2 or len(k_values) != dim:
+        raise ValueError(f"q and k must be 1-D of one even length d, got {len(q_values)} and {len(k_values)}")
+    if len(freq) != dim // 2:
+        raise ValueError(f"theta must have d/2 = {dim // 2} frequencies, got {len(freq)}")
+    if len(pairs) == 0 or len(positions) == 0:
+        raise ValueError("pairs and positions must each contain at least one entry")
+    pairs = [check_int("pair", pair, minimum=0) for pair in pairs]
+    positions = [check_int("position", position) for position in positions]
+    if max(pairs) >= dim // 2:
+        raise ValueError(f"every pair must be in [0, {dim // 2}), got {max(pairs)}")
+    go_module = _plotly_graph_objects()
+    q_pairs, k_pairs = q_values.reshape(-1, 2), k_values.reshape(-1, 2)
+    reach = {pair: 1.3 * float(max(np.linalg.norm(q_pairs[pair]), np.linalg.norm(k_pairs[pair]))) for pair in pairs}
+    grid = {}
+    for a, i in enumerate(positions):
+        for b, j in enumerate(positions):
+            q_turned = np.array([_rotate_pair(q_pairs[p], i * freq[p]) for p in range(dim // 2)])
+            k_turned = np.array([_rotate_pair(k_pairs[p], j * freq[p]) for p in range(dim // 2)])
+            traces = []
+            for panel, pair in enumerate(pairs, start=1):
+                share = f"score {float(q_turned[pair] @ k_turned[pair]):.3f}"
+                for who, position, tip, text, below in (
+                    ("q", i, q_turned[pair], "", reach[pair]),
+                    ("k", j, k_turned[pair], share, 0.95 * reach[pair]),
+                ):
+                    angle = position * freq[pair]
+                    note = f"pair ℓ = {pair}, {who} at position {position}<br>rotated by {angle:.3f} rad"
+                    traces.append(_arrow_trace(go_module, tip, panel, who, note, text, below))
+            full = float((q_turned * k_turned).sum())
+            text = f"i = {i}, j = {j}, offset j − i = {j - i}<br>all {dim // 2} pairs: (R_i q)·(R_j k) = {full:.3f}"
+            text_axes = {"xaxis": f"x{len(pairs) + 1}", "yaxis": f"y{len(pairs) + 1}"}
+            traces.append(go_module.Scatter(x=[0.5], y=[0.5], mode="text", hoverinfo="skip", text=[text], **text_axes))
+            grid[a, b] = traces
+    labels = [str(position) for position in positions]
+    return grid_slider_figure(
+        grid,
+        first=("query position i = ", labels),
+        second=("key position j = ", labels),
+        active=active,
+        layout=_pairs_layout(q_pairs, k_pairs, freq, pairs),
+    )
 
 
 # ---- chapter 6 ----
+__all__ += ["frequency_bands", "weight_maps_with_difference"]
+
+
+def frequency_bands(
+    wavelengths: Mapping[str, torch.Tensor],
+    owners: Mapping[str, torch.Tensor],
+    axis_names: Sequence[str],
+    *,
+    figsize: tuple[float, float] | None = None,
+) -> Figure:
+    """Which position axis turns each frequency pair, one panel per model (e.g. M-RoPE's t/h/w).
+
+    Args:
+        wavelengths: panel title -> ``(K,)`` wavelengths ``2 pi / theta_l`` of the ``K`` pairs.
+        owners: panel title -> ``(K,)`` integer index into ``axis_names`` of the axis that turns
+            each pair; same titles as ``wavelengths``.
+        axis_names: the position axes (e.g. ``["time", "height", "width"]``), one colour each.
+        figsize: figure size (default: 4.6 inches per panel by 3.6).
+
+    Returns:
+        The figure: per panel, one scatter (pair index, wavelength) per axis, on a log scale.
+
+    Raises:
+        ValueError: if the two mappings have different titles or are empty, a panel's tensors
+            differ in length, or an owner is not an index of ``axis_names``.
+    """
+    if not wavelengths or list(wavelengths) != list(owners):
+        raise ValueError(
+            f"wavelengths and owners must name the same panels in the same order, got "
+            f"{list(wavelengths)} and {list(owners)}"
+        )
+    fig, axes = plt.subplots(
+        1,
+        len(wavelengths),
+        figsize=figsize or (4.6 * len(wavelengths), 3.6),
+        squeeze=False,
+        layout="constrained",
+        sharey=True,
+    )
+    for ax, (title, lengths) in zip(axes.flat, wavelengths.items(), strict=True):
+        lengths_np, owner_np = _as_vector("wavelengths", lengths), _as_vector("owners", owners[title])
+        if lengths_np.shape != owner_np.shape:
+            raise ValueError(f"panel {title!r}: {lengths_np.shape[0]} wavelengths but {owner_np.shape[0]} owners")
+        if owner_np.size and not set(owner_np.astype(int).tolist()) <= set(range(len(axis_names))):
+            raise ValueError(f"panel {title!r}: owners must index axis_names (0..{len(axis_names) - 1})")
+        pairs = np.arange(lengths_np.shape[0])
+        for index, name in enumerate(axis_names):
+            chosen = owner_np == index
+            ax.scatter(
+                pairs[chosen], lengths_np[chosen], s=14, color=f"C{index}", label=f"{name} ({int(chosen.sum())} pairs)"
+            )
+        ax.set(yscale="log", title=title, xlabel=r"frequency pair $\ell$")
+        ax.legend(fontsize=8, loc="upper left")
+    axes.flat[0].set_ylabel(r"wavelength $2\pi/\theta_\ell$ (positions)")
+    return fig
+
+
+def weight_maps_with_difference(
+    weight_maps: Sequence[Matrix],
+    titles: Sequence[str],
+    difference_title: str,
+) -> Figure:
+    """Attention-weight maps on one 0..1 scale, then the last map minus the first (symmetric scale).
+
+    Args:
+        weight_maps: ``(L, L)`` weight matrices, queries as rows; at least two.
+        titles: one title per map.
+        difference_title: title of the last panel, ``weight_maps[-1] - weight_maps[0]``.
+
+    Returns:
+        The figure, with ``len(weight_maps) + 1`` heatmap panels.
+
+    Raises:
+        ValueError: if fewer than two maps are given or ``titles`` has the wrong length.
+    """
+    maps = [_as_matrix(f"weight_maps[{index}]", matrix) for index, matrix in enumerate(weight_maps)]
+    if len(maps) < 2:
+        raise ValueError(f"weight_maps must hold at least two maps to compare, got {len(maps)}")
+    if len(titles) != len(maps):
+        raise ValueError(f"titles must have one title per map ({len(maps)}), got {len(titles)}")
+    count = len(maps)
+    labels = [str(t) for t in range(maps[0].shape[-1])]
+    fig, axes = plt.subplots(1, count + 1, figsize=(3.3 * (count + 1), 3.2), layout="constrained")
+    common: dict[str, object] = {"xticklabels": labels, "yticklabels": labels}
+    for index, (weights, title) in enumerate(zip(maps, titles, strict=True)):
+        heatmap(weights, axes[index], title=title, vmin=0.0, vmax=1.0, colorbar=index == count - 1, **common)  # type: ignore[arg-type]
+    difference = maps[-1] - maps[0]
+    limit = float(np.abs(difference).max()) or 1.0
+    heatmap(difference, axes[-1], title=difference_title, cmap="coolwarm", vmin=-limit, vmax=limit, **common)  # type: ignore[arg-type]
+    return fig
 
 
 # ---- chapter 7 ----
@@ -476,3 +1784,169 @@ __all__ += ["Curve", "LinePanel", "Reference", "WindowSummary", "band_traces", "
 
 
 # ---- chapters 8–9 (Part V) ----
+
+# Chapter 9 (stretching trained RoPE models): accuracy by evaluated length, one panel per task and
+# regime, one curve per rule with its spread over seeds.
+
+
+def stretch_accuracy_panels(
+    lengths: Sequence[int],
+    panels: Mapping[str, Mapping[str, Matrix]],
+    *,
+    chance: float,
+    train_len: int,
+    target_len: int,
+    columns: int = 2,
+) -> Figure:
+    """Accuracy against the evaluated length: a panel per entry of ``panels``, a curve per rule.
+
+    Args:
+        lengths: the ``N`` evaluated lengths (drawn on a log2 axis).
+        panels: panel title -> rule -> ``(seeds, N)`` accuracies; each curve is the mean over
+            seeds, with a band from the worst to the best seed.
+        chance: the chance level, drawn as a dotted line.
+        train_len, target_len: ``L`` and ``L' = sL``, drawn as vertical lines.
+        columns: panels per row.
+
+    Returns:
+        The figure; panel ``i`` is ``fig.axes[i]``, its curves labelled by rule.
+
+    Raises:
+        ValueError: if ``panels`` is empty or an accuracy table is not ``(seeds, N)``.
+    """
+    if not panels:
+        raise ValueError("panels must name at least one panel")
+    x = np.asarray(list(lengths), dtype=float)
+    rows = -(-len(panels) // check_int("columns", columns, minimum=1))
+    fig, axes = plt.subplots(rows, columns, figsize=(5.2 * columns, 3.3 * rows), sharey=True,
+                             layout="constrained", squeeze=False)
+    for ax, (title, curves) in zip(axes.flat, panels.items(), strict=False):
+        for rule, table in curves.items():
+            values = _as_matrix(f"accuracy of {rule!r}", table)
+            if values.shape[1] != x.size:
+                raise ValueError(f"accuracy of {rule!r} must be (seeds, {x.size}), got {values.shape}")
+            (line,) = ax.plot(x, values.mean(0), marker="o", label=rule)
+            ax.fill_between(x, values.min(0), values.max(0), color=line.get_color(), alpha=0.15)
+        ax.axhline(chance, color="gray", linestyle=":", label="chance")
+        for length, text in ((train_len, "L"), (target_len, "L'")):
+            ax.axvline(length, color="black", linewidth=0.8, linestyle="--")
+            ax.annotate(text, (length, 1.02), ha="center", fontsize=8, annotation_clip=False)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(x, [str(int(n)) for n in x])
+        ax.set_ylim(0, 1.05)
+        ax.set_title(title)
+        ax.set_xlabel("evaluated length")
+    for ax in axes.flat[len(panels):]:
+        ax.remove()
+    axes.flat[0].set_ylabel("accuracy")
+    axes.flat[0].legend(fontsize=8, loc="lower left")
+    return fig
+
+
+__all__ += ["stretch_accuracy_panels"]
+
+def accuracy_by_length(
+    panels: dict[str, dict[str, tuple[Sequence[float], Sequence[float], Sequence[float]]]],
+    scales: Sequence[int],
+    *,
+    chance: float,
+    ylabel: str = "accuracy beyond L",
+    ncols: int | None = None,
+) -> tuple[Figure, np.ndarray]:
+    """Small multiples of a metric against the evaluation length, one panel per task.
+
+    Args:
+        panels: ``{title: {series: (mean, low, high)}}``, each sequence with one value per scale;
+            the band between ``low`` and ``high`` is drawn around the mean.
+        scales: the evaluation lengths as multiples ``s`` of the training length (x axis, log 2).
+        chance: the chance level, drawn as a dotted line in every panel.
+        ylabel: label of the y axis.
+        ncols: panels per row (default: all in one row).
+
+    Returns:
+        ``(fig, axes)`` with ``axes`` a 1-D array of the panels.
+
+    Raises:
+        ValueError: if there is no panel, or a series does not have one value per scale.
+    """
+    if not panels:
+        raise ValueError("panels must not be empty")
+    ncols = check_int("ncols", ncols if ncols is not None else len(panels), minimum=1)
+    nrows = -(-len(panels) // ncols)
+    fig, grid = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.4 * nrows), sharey=True,
+                             squeeze=False, layout="constrained")
+    axes = grid.ravel()
+    for ax, (title, series) in zip(axes, panels.items(), strict=False):
+        for name, (mean, low, high) in series.items():
+            if not len(mean) == len(low) == len(high) == len(scales):
+                raise ValueError(f"series {name!r} of {title!r} needs {len(scales)} values per statistic")
+            (line,) = ax.plot(scales, mean, marker="o", markersize=3, label=name)
+            ax.fill_between(scales, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
+        ax.axhline(chance, color="gray", linestyle=":", linewidth=1, label="chance")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(list(scales), [f"{s}L" if s > 1 else "L" for s in scales])
+        ax.set(title=title, xlabel="evaluation length")
+    for ax in axes[len(panels):]:
+        ax.set_visible(False)
+    for ax in grid[:, 0]:
+        ax.set_ylabel(ylabel)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 8), fontsize=8)
+    return fig, axes
+
+
+def loss_curves(
+    curves: dict[str, list[Sequence[float]]],
+    *,
+    every: int,
+    converged: dict[str, list[bool]] | None = None,
+    ncols: int = 4,
+    title: str | None = None,
+) -> tuple[Figure, np.ndarray]:
+    """Small multiples of training-loss curves: one panel per model family, one line per seed.
+
+    Args:
+        curves: ``{panel title: [loss curve of each seed]}``; point ``i`` of a curve is the mean
+            loss of steps ``i * every + 1 .. (i + 1) * every``.
+        every: steps per point (>= 1).
+        converged: optional ``{panel title: [converged?]}``; a seed that did not converge is
+            drawn dashed and counted in the panel's title.
+        ncols: panels per row.
+        title: optional title of the figure.
+
+    Returns:
+        ``(fig, axes)`` with ``axes`` a 1-D array of the panels (log-scale loss).
+
+    Raises:
+        ValueError: if ``curves`` is empty or ``converged`` does not match it.
+    """
+    if not curves:
+        raise ValueError("curves must not be empty")
+    every = check_int("every", every, minimum=1)
+    ncols = check_int("ncols", min(ncols, len(curves)), minimum=1)
+    nrows = -(-len(curves) // ncols)
+    fig, grid = plt.subplots(nrows, ncols, figsize=(2.6 * ncols, 2.1 * nrows), sharex=True, sharey=True,
+                             squeeze=False, layout="constrained")
+    axes = grid.ravel()
+    for ax, (name, seeds) in zip(axes, curves.items(), strict=False):
+        flags = converged.get(name, [True] * len(seeds)) if converged is not None else [True] * len(seeds)
+        if len(flags) != len(seeds):
+            raise ValueError(f"converged[{name!r}] needs one flag per seed ({len(seeds)})")
+        for curve, done in zip(seeds, flags, strict=True):
+            steps = every * (np.arange(len(curve)) + 1)
+            ax.plot(steps, curve, linewidth=1, linestyle="-" if done else "--")
+        failed = flags.count(False)
+        ax.set_title(name + (f" ({failed} not converged)" if failed else ""), fontsize=9)
+        ax.set_yscale("log")
+    for ax in axes[len(curves):]:
+        ax.set_visible(False)
+    for ax in grid[-1]:
+        ax.set_xlabel("step")
+    for ax in grid[:, 0]:
+        ax.set_ylabel("training loss")
+    if title:
+        fig.suptitle(title)
+    return fig, axes
+
+
+__all__ += ["accuracy_by_length", "loss_curves"]

@@ -1,0 +1,624 @@
+"""The model store: the book's trained models, trained once by ``make train``, loaded in seconds.
+
+Every trained model the book shows is registered here as a :class:`ModelSpec` (a family: a
+name, a :class:`~posenc.experiments.TrainConfig`, seeds and a stopping rule). ``make train``
+(``python -m posenc.store train``) trains each ``(family, seed)`` and writes two files into the
+store folder, ``src/posenc/trained/`` (package data: an installed ``posenc`` carries the weights,
+so a reader outside the repository loads the same models offline):
+
+- ``<name>-seed<k>.safetensors``: the weights in half precision;
+- ``<name>-seed<k>.json``: the manifest: config, seed, stopping rule, steps run, stopping
+  reason, the loss curve (mean of every ``LOSS_EVERY`` steps), the held-out checks, final
+  metrics (computed from the stored half-precision weights), wall time, torch version, CPU,
+  the sha256 of the weights and a *fingerprint*: the sha256 of the training code and the spec.
+
+The training code is hashed from its syntax tree without docstrings (:func:`code_hash`), so
+editing prose or comments leaves the models current, while any change to what training computes
+makes them stale: ``tests/test_store.py`` then fails and names the ``make train ONLY=<name>``
+that brings the store up to date.
+
+Public API::
+
+    load(name, seed) -> TinyCausalLM                 # the stored model, float32, eval mode
+    manifest(name, seed) -> dict                      # its manifest
+    retrain(name, seed, *, directory=None) -> (model, manifest)   # from scratch; writes if directory
+    register(spec) -> ModelSpec; spec(name); specs(pattern="*")    # the registry
+    stale(pattern="*") -> list[str]                   # what make train would (re)train
+    train_all(pattern="*", *, jobs=1, force=False) -> list[dict]   # make train
+
+Families are registered at the end of this module, one section per chapter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import fnmatch
+import hashlib
+import inspect
+import json
+import os
+import platform
+import sys
+import textwrap
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import torch
+
+from . import _angles, absolute, attention, experiments, multihead, relative, rotary, stretch
+from ._validation import check_int
+from .experiments import StopRule, TinyCausalLM, TrainConfig, build_model, evaluate, heldout_batch
+
+__all__ = [
+    "LOSS_EVERY",
+    "STORE_FORMAT",
+    "CH8_RANDOMIZED",
+    "CH8_TASKS",
+    "CH9_FACTOR",
+    "CH9_FINETUNE_RULES",
+    "CH9_FINETUNE_TASK",
+    "CH9_TASKS",
+    "ModelSpec",
+    "ch8_config",
+    "code_hash",
+    "fingerprint",
+    "load",
+    "manifest",
+    "register",
+    "retrain",
+    "spec",
+    "specs",
+    "stale",
+    "store_dir",
+    "train_all",
+]
+
+STORE_FORMAT = 1
+"""Version of the store's file layout and manifest; part of every fingerprint."""
+LOSS_EVERY = 10
+"""The manifest's loss curve holds the mean training loss of every ``LOSS_EVERY`` steps."""
+_EVAL_SEQUENCES = 128
+_DEFAULT_DIR = Path(__file__).with_name("trained")
+
+
+# --------------------------------------------------------------------------- the registry
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A family of stored models: one config trained with several seeds.
+
+    Attributes:
+        name: unique family name (letters, digits, ``-`` and ``_``), e.g. ``"ch8-lookback-rope"``.
+        config: what to train; ``config.steps`` is the step cap when ``stop`` is given.
+        seeds: training seeds (non-negative, distinct).
+        stop: the stopping rule, or ``None`` to run all ``config.steps``.
+        eval_scales: the manifest records accuracy and loss at ``s * config.train_len`` for each
+            ``s`` (evaluated with ``beyond_table="clip"``, the same sequences for every model).
+        description: one line for the summary table.
+        finetune: if given, the family is a short fine-tune of the stored family
+            ``finetune.base`` (same seed) under a stretch rule (:class:`posenc.stretch.FineTune`;
+            chapter 9); ``config`` must then be the base family's config and ``stop`` ``None``.
+    """
+
+    name: str
+    config: TrainConfig
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    stop: StopRule | None = field(default_factory=StopRule)
+    eval_scales: tuple[int, ...] = (1, 2, 4, 8, 16)
+    description: str = ""
+    finetune: stretch.FineTune | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name or not all(c.isalnum() or c in "-_" for c in self.name):
+            raise ValueError(f"name must be letters, digits, '-' and '_', got {self.name!r}")
+        if not isinstance(self.config, TrainConfig):
+            raise TypeError(f"config must be a TrainConfig, got {type(self.config).__name__}")
+        if self.stop is not None and not isinstance(self.stop, StopRule):
+            raise TypeError(f"stop must be a StopRule or None, got {type(self.stop).__name__}")
+        seeds = tuple(check_int("seed", seed, minimum=0) for seed in self.seeds)
+        if not seeds or len(set(seeds)) != len(seeds):
+            raise ValueError(f"seeds must be distinct and non-empty, got {self.seeds}")
+        for scale in self.eval_scales:
+            check_int("eval_scales entry", scale, minimum=1)
+        if self.finetune is not None:
+            if not isinstance(self.finetune, stretch.FineTune):
+                raise TypeError(f"finetune must be a posenc.stretch.FineTune, got {type(self.finetune).__name__}")
+            if self.stop is not None:
+                raise ValueError("a fine-tune runs a fixed number of steps: give stop=None")
+
+
+_REGISTRY: dict[str, ModelSpec] = {}
+
+
+def register(model_spec: ModelSpec) -> ModelSpec:
+    """Add a family to the registry (``make train`` trains every registered family).
+
+    Raises:
+        TypeError: if ``model_spec`` is not a :class:`ModelSpec`.
+        ValueError: if another family already has its name.
+    """
+    if not isinstance(model_spec, ModelSpec):
+        raise TypeError(f"expected a ModelSpec, got {type(model_spec).__name__}")
+    if model_spec.name in _REGISTRY and _REGISTRY[model_spec.name] != model_spec:
+        raise ValueError(f"a different family is already registered as {model_spec.name!r}")
+    _REGISTRY[model_spec.name] = model_spec
+    return model_spec
+
+
+def spec(name: str) -> ModelSpec:
+    """The registered family ``name``.
+
+    Raises:
+        KeyError: if no family has that name (the message lists the close ones).
+    """
+    if name not in _REGISTRY:
+        close = [known for known in _REGISTRY if name.split("-")[0] in known][:8]
+        raise KeyError(f"no stored family {name!r}; registered families include {close or sorted(_REGISTRY)[:8]}")
+    return _REGISTRY[name]
+
+
+def specs(pattern: str = "*") -> list[ModelSpec]:
+    """Registered families whose name matches the shell pattern (``fnmatch``), in registry order."""
+    return [s for name, s in _REGISTRY.items() if fnmatch.fnmatchcase(name, pattern)]
+
+
+# --------------------------------------------------------------------------- provenance
+
+_TRAINING_CODE: tuple[tuple[ModuleType, tuple[str, ...]], ...] = (
+    (
+        experiments,
+        (
+            "TrainConfig", "StopRule", "markov_transitions", "make_batch", "TinyCausalLM", "_Block",
+            "build_model", "heldout_batch", "_accuracy_on", "train", "_per_token", "evaluate",
+        ),
+    ),
+    (multihead, ("MultiHeadSelfAttention",)),
+    (
+        relative,
+        (
+            "relative_positions", "clipped_relative_positions", "RelativePositionEmbedding", "shaw_attention",
+            "t5_relative_position_bucket", "T5RelativePositionBias", "_power_of_two_slopes", "alibi_slopes",
+            "alibi_bias",
+        ),
+    ),
+    (
+        rotary,
+        (
+            "rope_frequencies", "_resolve_frequencies", "_compute_dtype", "_complex_pairs", "_rotate",
+            "_resolve_rotary_dim", "apply_rope", "RotaryEmbedding",
+        ),
+    ),
+    (absolute, ("_sinusoids", "sinusoidal_encoding", "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding",
+                "_integer_positions")),
+    (attention, ("check_qkv", "attention_weights", "scaled_dot_product_attention", "causal_mask")),
+    (_angles, ()),  # the whole module
+)
+
+
+def _without_docstrings(source: str) -> str:
+    tree = ast.parse(textwrap.dedent(source))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Module):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                if isinstance(body[0].value.value, str):
+                    node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree, annotate_fields=False)
+
+
+def code_hash() -> str:
+    """sha256 of the code that trains and scores a stored model, docstrings and comments excluded.
+
+    Covers the task generators, the model and its attention and position layers, the training
+    loop, the stopping rule, evaluation and this module's own saving and scoring code.
+    """
+    digest = hashlib.sha256()
+    for module, names in _TRAINING_CODE:
+        objects: Sequence[Any] = [getattr(module, name) for name in names] or [module]
+        for obj in objects:
+            digest.update(_without_docstrings(inspect.getsource(obj)).encode())
+    for own in (_metrics, _half_round_trip, _fit):
+        digest.update(_without_docstrings(inspect.getsource(own)).encode())
+    constants = (experiments._MARKOV_SEED, experiments._EVALUATION_SEED, experiments._HELDOUT_SEED, LOSS_EVERY)
+    digest.update(repr(constants).encode())
+    return digest.hexdigest()
+
+
+def fingerprint(model_spec: ModelSpec, seed: int, *, code: str | None = None) -> str:
+    """sha256 of everything that determines a stored model: code, config, stopping rule, seed."""
+    key = {
+        "format": STORE_FORMAT,
+        "code": code_hash() if code is None else code,
+        "config": asdict(model_spec.config),
+        "stop": None if model_spec.stop is None else asdict(model_spec.stop),
+        "eval_scales": list(model_spec.eval_scales),
+        "seed": seed,
+    }
+    if model_spec.finetune is not None:
+        # the base model's own fingerprint, and the code that stretches and fine-tunes it
+        key["finetune"] = asdict(model_spec.finetune)
+        key["base"] = fingerprint(spec(model_spec.finetune.base), seed, code=code)
+        key["finetune_code"] = hashlib.sha256(_without_docstrings(inspect.getsource(stretch)).encode()).hexdigest()
+        key["finetune_fit"] = hashlib.sha256(_without_docstrings(inspect.getsource(_fit_finetune)).encode()).hexdigest()
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
+
+
+def _cpu() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+# --------------------------------------------------------------------------- files
+
+
+def store_dir() -> Path:
+    """The store folder: ``POSENC_STORE_DIR`` if set, else the package's ``trained/`` folder."""
+    return Path(os.environ.get("POSENC_STORE_DIR") or _DEFAULT_DIR)
+
+
+def _paths(name: str, seed: int, directory: Path | None = None) -> tuple[Path, Path]:
+    base = (directory or store_dir()) / f"{name}-seed{seed}"
+    return base.with_suffix(".safetensors"), base.with_suffix(".json")
+
+
+def _check_seed(model_spec: ModelSpec, seed: int) -> int:
+    seed = check_int("seed", seed, minimum=0)
+    if seed not in model_spec.seeds:
+        raise ValueError(f"family {model_spec.name!r} has seeds {model_spec.seeds}, not {seed}")
+    return seed
+
+
+def manifest(name: str, seed: int, *, directory: str | Path | None = None) -> dict[str, Any]:
+    """The manifest of the stored model ``(name, seed)``.
+
+    Raises:
+        KeyError: if ``name`` is not registered; ValueError: if ``seed`` is not one of its seeds.
+        FileNotFoundError: if the model was never trained (the message names ``make train``).
+    """
+    model_spec = spec(name)
+    seed = _check_seed(model_spec, seed)
+    _, path = _paths(name, seed, None if directory is None else Path(directory))
+    if not path.is_file():
+        raise FileNotFoundError(f"{name} seed {seed} is not in the store ({path}); run: make train ONLY={name}")
+    return json.loads(path.read_text())
+
+
+def load(name: str, seed: int, *, directory: str | Path | None = None) -> TinyCausalLM:
+    """The stored model ``(name, seed)``: float32, on the CPU, in evaluation mode.
+
+    The weights' sha256 is checked against the manifest.
+
+    Raises:
+        KeyError, ValueError, FileNotFoundError: as :func:`manifest`.
+        RuntimeError: if the weights do not match their manifest's checksum.
+    """
+    from safetensors.torch import load as load_bytes
+
+    info = manifest(name, seed, directory=directory)
+    weights, _ = _paths(name, seed, None if directory is None else Path(directory))
+    payload = weights.read_bytes()
+    if hashlib.sha256(payload).hexdigest() != info["weights_sha256"]:
+        raise RuntimeError(f"{weights} does not match its manifest's sha256; run: make train ONLY={name}")
+    model_spec = spec(name)
+    model = build_model(model_spec.config)
+    if model_spec.finetune is not None:
+        plan = model_spec.finetune
+        stretch.stretch(model, plan.rule, factor=plan.factor, train_len=model_spec.config.train_len)
+    model.load_state_dict({key: value.float() for key, value in load_bytes(payload).items()})
+    return model.eval()
+
+
+# --------------------------------------------------------------------------- training
+
+
+def _half_round_trip(model: TinyCausalLM) -> dict[str, torch.Tensor]:
+    """The state dict in float16, and the model's own weights replaced by its float32 image."""
+    half = {key: value.detach().to(torch.float16).contiguous() for key, value in model.state_dict().items()}
+    model.load_state_dict({key: value.float() for key, value in half.items()})
+    return half
+
+
+def _metrics(model: TinyCausalLM, model_spec: ModelSpec) -> dict[str, Any]:
+    config = model_spec.config
+    tokens, labels, ceiling = heldout_batch(config, StopRule().num_sequences)
+    with torch.no_grad():
+        predictions = model(tokens).argmax(-1)
+    mask = labels != experiments.IGNORE
+    by_scale = {}
+    for scale in model_spec.eval_scales:
+        result = evaluate(
+            model, config, scale * config.train_len, num_sequences=_EVAL_SEQUENCES, beyond_table="clip"
+        )
+        by_scale[str(scale)] = {"accuracy": round(result.accuracy, 6), "loss": round(result.loss, 6)}
+    return {
+        "heldout_accuracy": round(float((predictions == labels)[mask].double().mean()), 6),
+        "heldout_ceiling": round(ceiling, 6),
+        "by_scale": by_scale,
+    }
+
+
+def _fit(model_spec: ModelSpec, seed: int, progress: bool | None) -> tuple[TinyCausalLM, dict[str, Any], dict]:
+    torch.set_num_threads(1)  # the same summation order on every machine with one thread
+    run = experiments.train(model_spec.config, seed, device="cpu", progress=progress, stop=model_spec.stop)
+    half = _half_round_trip(run.model)
+    losses = torch.tensor(run.losses)
+    chunks = losses.split(LOSS_EVERY)
+    info = {
+        "name": model_spec.name,
+        "seed": seed,
+        "description": model_spec.description,
+        "config": asdict(model_spec.config),
+        "stop": None if model_spec.stop is None else asdict(model_spec.stop),
+        "steps_run": run.steps_run,
+        "stop_reason": run.stop_reason,
+        "converged": run.stop_reason != "cap",
+        "loss_curve": {"every": LOSS_EVERY, "mean_loss": [round(float(c.mean()), 5) for c in chunks]},
+        "checks": [[step, round(accuracy, 6)] for step, accuracy in run.checks],
+        "metrics": _metrics(run.model, model_spec),
+        "train_seconds": round(run.seconds, 2),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "cpu": _cpu(),
+        "threads": torch.get_num_threads(),
+    }
+    return run.model, info, half
+
+
+def _fit_finetune(
+    model_spec: ModelSpec, seed: int, directory: Path | None
+) -> tuple[TinyCausalLM, dict[str, Any], dict]:
+    plan = model_spec.finetune
+    if plan is None:
+        raise ValueError(f"{model_spec.name} is not a fine-tune")
+    base_dir = directory if directory is not None and _paths(plan.base, seed, directory)[1].is_file() else None
+    torch.set_num_threads(1)
+    torch.manual_seed(seed)
+    model, losses, seconds = stretch.fine_tune(load(plan.base, seed, directory=base_dir), model_spec.config, plan, seed)
+    half = _half_round_trip(model)
+    chunks = torch.tensor(losses).split(LOSS_EVERY)
+    info = {
+        "name": model_spec.name,
+        "seed": seed,
+        "description": model_spec.description,
+        "config": asdict(model_spec.config),
+        "stop": None,
+        "finetune": asdict(plan),
+        "base_fingerprint": manifest(plan.base, seed, directory=base_dir)["fingerprint"],
+        "steps_run": plan.steps,
+        "stop_reason": "steps",
+        "converged": True,
+        "loss_curve": {"every": LOSS_EVERY, "mean_loss": [round(float(c.mean()), 5) for c in chunks]},
+        "checks": [],
+        "metrics": _metrics(model, model_spec),
+        "train_seconds": round(seconds, 2),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "cpu": _cpu(),
+        "threads": torch.get_num_threads(),
+    }
+    return model, info, half
+
+
+def retrain(
+    name: str, seed: int, *, directory: str | Path | None = None, progress: bool | None = None
+) -> tuple[TinyCausalLM, dict[str, Any]]:
+    """Train the stored model ``(name, seed)`` again from scratch, on one CPU thread.
+
+    Args:
+        name: a registered family.
+        seed: one of its seeds.
+        directory: if given, write the weights and manifest there (``make train`` passes the
+            store folder); otherwise nothing is written.
+        progress: show a progress bar (default as :func:`posenc.experiments.train`).
+
+    Returns:
+        ``(model, manifest)``: the model with the half-precision weights that would be stored
+        (float32, evaluation mode) and its manifest.
+    """
+    model_spec = spec(name)
+    seed = _check_seed(model_spec, seed)
+    if model_spec.finetune is None:
+        model, info, half = _fit(model_spec, seed, progress)
+    else:
+        model, info, half = _fit_finetune(model_spec, seed, None if directory is None else Path(directory))
+    info["fingerprint"] = fingerprint(model_spec, seed)
+    if directory is not None:
+        from safetensors.torch import save
+
+        weights, path = _paths(name, seed, Path(directory))
+        weights.parent.mkdir(parents=True, exist_ok=True)
+        payload = save(half)
+        info["weights_sha256"] = hashlib.sha256(payload).hexdigest()
+        for target, data in ((weights, payload), (path, (json.dumps(info, indent=1) + "\n").encode())):
+            partial = target.with_suffix(f".{os.getpid()}.tmp")
+            partial.write_bytes(data)
+            partial.replace(target)  # atomic: a reader never sees half a file
+    return model.eval(), info
+
+
+def stale(pattern: str = "*", *, directory: str | Path | None = None) -> list[str]:
+    """``"name seed k: reason"`` for every registered model that is missing or out of date."""
+    code = code_hash()
+    found = []
+    for model_spec in specs(pattern):
+        for seed in model_spec.seeds:
+            weights, path = _paths(model_spec.name, seed, None if directory is None else Path(directory))
+            if not path.is_file() or not weights.is_file():
+                found.append(f"{model_spec.name} seed {seed}: not trained")
+            elif json.loads(path.read_text()).get("fingerprint") != fingerprint(model_spec, seed, code=code):
+                found.append(f"{model_spec.name} seed {seed}: code or config changed since it was trained")
+    return found
+
+
+def _job(name: str, seed: int, directory: str, progress: bool, force: bool = False) -> dict[str, Any] | None:
+    # Another `make train` may have stored this model since the list was made: skip it then.
+    current = f"{name} seed {seed}" not in {line.split(":")[0] for line in stale(name, directory=directory)}
+    if current and not force:
+        return None
+    start = time.perf_counter()
+    _, info = retrain(name, seed, directory=directory, progress=progress)
+    info["wall_seconds"] = time.perf_counter() - start
+    return info
+
+
+def train_all(
+    pattern: str = "*", *, jobs: int = 1, force: bool = False, directory: str | Path | None = None,
+    log: Callable[[str], None] = print,
+) -> list[dict[str, Any]]:
+    """Train every registered model whose family matches ``pattern`` and is stale (``make train``).
+
+    Args:
+        pattern: shell pattern on family names (``make train ONLY=<pattern>``).
+        jobs: worker processes, one thread each (one per free core).
+        force: retrain current models too.
+        directory: the store folder (default :func:`store_dir`).
+        log: where progress lines and the summary go.
+
+    Returns:
+        The manifests of the models trained now.
+    """
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    from tqdm.auto import tqdm  # type: ignore[import-untyped]
+
+    jobs = check_int("jobs", jobs, minimum=1)
+    target = Path(directory) if directory is not None else store_dir()
+    outdated = {line.split(":")[0] for line in stale(pattern, directory=target)}
+    todo = [(s.name, seed) for s in specs(pattern) for seed in s.seeds if force or f"{s.name} seed {seed}" in outdated]
+    total = sum(len(s.seeds) for s in specs(pattern))
+    log(f"{len(todo)} of {total} models to train ({total - len(todo)} current) into {target}, {jobs} process(es)")
+    done: list[dict[str, Any]] = []
+    start = time.perf_counter()
+    with ProcessPoolExecutor(jobs) as pool, tqdm(total=len(todo), desc="models", file=sys.stdout) as bar:
+        bars = jobs == 1 and _progress()
+        # fine-tunes start from stored models: they run after every model trained from scratch
+        for wave in (False, True):
+            batch = [(name, seed) for name, seed in todo if (spec(name).finetune is not None) == wave]
+            futures = {pool.submit(_job, name, seed, str(target), bars, force): (name, seed) for name, seed in batch}
+            for future in as_completed(futures):
+                info = future.result()
+                bar.update()
+                if info is None:
+                    continue
+                done.append(info)
+                bar.write(
+                    f"{info['name']:<32} seed {info['seed']}  {info['steps_run']:>5} steps  {info['stop_reason']:<9}"
+                    f"  held-out {info['metrics']['heldout_accuracy']:.3f}  {info['train_seconds']:6.1f} s"
+                )
+    minutes = (time.perf_counter() - start) / 60
+    if done:
+        log(_summary(done))
+    size = sum(p.stat().st_size for p in target.glob("*") if p.is_file()) / 2**20 if target.is_dir() else 0.0
+    log(f"trained {len(done)} models in {minutes:.1f} min; the store holds {size:.1f} MB")
+    return done
+
+
+def _progress() -> bool:
+    return os.environ.get("POSENC_PROGRESS", "1") not in ("", "0", "false", "no")
+
+
+def _summary(infos: list[dict[str, Any]]) -> str:
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for info in infos:
+        rows.setdefault(info["name"], []).append(info)
+    lines = [f"{'family':<32} {'seeds':>5} {'converged':>9} {'steps':>11} {'held-out':>13} {'s/model':>7}"]
+    for name, group in sorted(rows.items()):
+        steps = [i["steps_run"] for i in group]
+        accuracy = [i["metrics"]["heldout_accuracy"] for i in group]
+        lines.append(
+            f"{name:<32} {len(group):>5} {sum(i['converged'] for i in group):>9} {min(steps):>5}–{max(steps):<5}"
+            f" {min(accuracy):.3f}–{max(accuracy):.3f} {sum(i['train_seconds'] for i in group) / len(group):>7.1f}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m posenc.store {train,status}`` (``make train``)."""
+    parser = argparse.ArgumentParser(prog="python -m posenc.store", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    train_parser = commands.add_parser("train", help="train the missing and stale models")
+    train_parser.add_argument("--only", default="*", help="shell pattern on family names")
+    train_parser.add_argument("--jobs", type=int, default=1, help="worker processes")
+    train_parser.add_argument("--force", action="store_true", help="retrain current models too")
+    status_parser = commands.add_parser("status", help="list the missing and stale models")
+    status_parser.add_argument("--only", default="*")
+    args = parser.parse_args(argv)
+    if args.command == "train":
+        train_all(args.only, jobs=args.jobs, force=args.force)
+        return 0
+    lines = stale(args.only)
+    print("\n".join(lines) if lines else "every model is current")
+    return 1 if lines else 0
+
+
+# =========================================================================== the families
+# One section per chapter; each adds its families with register(ModelSpec(...)).
+
+# --------------------------------------------------------------------------- chapter 8
+# The matrix: 3 tasks x 7 schemes x 5 seeds, d_model 64, 4 heads of dimension 16, 2 layers,
+# batch 32, L = 32, AdamW 3e-3, 100 warm-up steps then a constant rate, stopped once the
+# held-out accuracy at L reaches 0.99 of its ceiling (checked every 50 steps, cap 2000).
+CH8_TASKS = ("lookback", "recall", "markov")
+CH8_SHAW_CLIP = 16  # half the training length: Shaw's far vector is trained
+
+
+def ch8_config(task: str, position: str, **changes: Any) -> TrainConfig:
+    """Chapter 8's training configuration for ``task`` and ``position`` (fields overridable)."""
+    options: dict[str, Any] = {
+        "task": task, "position": position, "vocab_size": 8 if task == "markov" else 16, "dim": 64,
+        "num_heads": 4, "num_layers": 2, "train_len": 32, "steps": 2000, "batch_size": 32,
+        "learning_rate": 3e-3, "schedule": "constant", "warmup_steps": 100,
+        "shaw_clip": CH8_SHAW_CLIP if position == "shaw" else None,
+    }
+    options.update(changes)
+    return TrainConfig(**options)
+
+
+for _task in CH8_TASKS:
+    for _position in multihead.POSITION_SCHEMES:
+        register(ModelSpec(f"ch8-{_task}-{_position}", ch8_config(_task, _position),
+                           description=f"chapter 8 matrix: {_task}, {_position}"))
+
+
+# The anchor of Ruoss et al. (2023), in miniature: look-back trained at positions drawn from
+# 0..8L-1 (sorted), so that every position the evaluation meets up to 8L was seen in training.
+CH8_RANDOMIZED = ("learned", "sinusoidal", "rope")
+for _position in CH8_RANDOMIZED:
+    register(ModelSpec(f"ch8-lookback-{_position}-randpos",
+                       ch8_config("lookback", _position, randomized_positions=8 * 32), seeds=(0, 1, 2),
+                       description=f"chapter 8 anchor (Ruoss et al. 2023): randomized positions, {_position}"))
+
+
+# --------------------------------------------------------------------------- chapter 9
+# RoPE models with heads of dimension 32 (16 pairs, so that PI, NTK and YaRN differ in kind),
+# otherwise chapter 8's protocol. Then, on the task that no rule solves zero-shot (recall), every
+# rule's fine-tune at L' = 4L with one budget: 300 steps of 16 sequences at a constant rate 1e-3;
+# the control, "rope", fine-tunes at 4L with the trained frequencies.
+CH9_TASKS = ("lookback", "recall")
+CH9_FINETUNE_TASK = "recall"
+CH9_FINETUNE_RULES = ("rope", "pi", "ntk", "yarn", "yarn-paper")
+CH9_FACTOR = 4.0
+
+for _task in CH9_TASKS:
+    register(ModelSpec(f"ch9-{_task}-rope", ch8_config(_task, "rope", num_heads=2),
+                       description=f"chapter 9 base: {_task}, rope, head dim 32"))
+for _rule in CH9_FINETUNE_RULES:
+    register(ModelSpec(f"ch9-{CH9_FINETUNE_TASK}-{_rule}-ft", spec(f"ch9-{CH9_FINETUNE_TASK}-rope").config,
+                       stop=None, eval_scales=(1, 2, 4, 8),
+                       finetune=stretch.FineTune(f"ch9-{CH9_FINETUNE_TASK}-rope", _rule, factor=CH9_FACTOR, steps=300),
+                       description=f"chapter 9 fine-tune: {CH9_FINETUNE_TASK}, {_rule} at {CH9_FACTOR:g} L"))
+
+if __name__ == "__main__":
+    raise SystemExit(main())

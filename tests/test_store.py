@@ -1,0 +1,147 @@
+"""The model store: stored weights load to the model that was trained, stale manifests are caught
+and named with the command that refreshes them, and a retrained sample reproduces the store."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+import torch
+
+from posenc import store
+from posenc.experiments import StopRule, TrainConfig, evaluate
+
+#: A family small enough to train in a second or two.
+TINY = store.ModelSpec(
+    "test-tiny-lookback",
+    TrainConfig(task="lookback", position="rope", dim=16, num_heads=2, num_layers=1, train_len=12, steps=60,
+                batch_size=8, schedule="constant", warmup_steps=5),
+    seeds=(0, 1),
+    stop=StopRule(threshold=0.5, check_every=20, num_sequences=16),
+    eval_scales=(1, 2),
+)
+
+
+@pytest.fixture
+def tiny(monkeypatch):
+    """TINY registered for the duration of a test only."""
+    monkeypatch.setitem(store._REGISTRY, TINY.name, TINY)
+    return TINY
+
+
+def test_retrain_writes_weights_that_load_to_the_same_model(tmp_path, tiny):
+    model, info = store.retrain(tiny.name, 0, directory=tmp_path, progress=False)
+    loaded = store.load(tiny.name, 0, directory=tmp_path)
+    for (key, a), b in zip(model.state_dict().items(), loaded.state_dict().values(), strict=True):
+        assert torch.equal(a, b), key
+    # The manifest's metrics are those of the stored (half-precision) weights.
+    result = evaluate(loaded, tiny.config, 2 * tiny.config.train_len, num_sequences=128, beyond_table="clip")
+    assert info["metrics"]["by_scale"]["2"]["accuracy"] == pytest.approx(result.accuracy, abs=1e-6)
+    assert store.manifest(tiny.name, 0, directory=tmp_path) == info
+    assert info["steps_run"] == len(info["checks"]) * 20 or info["stop_reason"] == "cap"
+    assert info["stop_reason"] in ("threshold", "cap") and info["converged"] == (info["stop_reason"] == "threshold")
+    assert len(info["loss_curve"]["mean_loss"]) == -(-info["steps_run"] // store.LOSS_EVERY)
+    assert store.stale(tiny.name, directory=tmp_path) == [f"{tiny.name} seed 1: not trained"]
+
+
+def test_training_is_reproducible_and_nothing_is_written_without_a_directory(tmp_path, tiny, monkeypatch):
+    monkeypatch.setenv("POSENC_STORE_DIR", str(tmp_path))
+    first = store.retrain(tiny.name, 1, progress=False)[1]
+    second = store.retrain(tiny.name, 1, progress=False)[1]
+    assert first["metrics"] == second["metrics"] and first["loss_curve"] == second["loss_curve"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_changed_config_makes_the_manifest_stale(tmp_path, tiny, monkeypatch):
+    store.retrain(tiny.name, 0, directory=tmp_path, progress=False)
+    assert store.stale(tiny.name + "*", directory=tmp_path) == [f"{tiny.name} seed 1: not trained"]
+    changed = replace(tiny, config=replace(tiny.config, learning_rate=1e-3))
+    monkeypatch.setitem(store._REGISTRY, tiny.name, changed)
+    assert f"{tiny.name} seed 0: code or config changed since it was trained" in store.stale(directory=tmp_path)
+
+
+def test_code_hash_ignores_docstrings_but_not_code():
+    assert store._without_docstrings('def f(x):\n    """Doc."""\n    return x  # comment\n') == (
+        store._without_docstrings("def f(x):\n    return x\n")
+    )
+    assert store._without_docstrings("def f(x):\n    return x\n") != store._without_docstrings(
+        "def f(x):\n    return -x\n"
+    )
+    assert len(store.code_hash()) == 64
+
+
+def test_load_refuses_tampered_weights(tmp_path, tiny):
+    store.retrain(tiny.name, 0, directory=tmp_path, progress=False)
+    path = tmp_path / f"{tiny.name}-seed0.safetensors"
+    payload = bytearray(path.read_bytes())
+    payload[-1] ^= 1
+    path.write_bytes(bytes(payload))
+    with pytest.raises(RuntimeError, match="sha256"):
+        store.load(tiny.name, 0, directory=tmp_path)
+
+
+def test_bad_arguments(tmp_path, tiny):
+    with pytest.raises(KeyError, match="no stored family"):
+        store.spec("no-such-family")
+    with pytest.raises(ValueError, match="seeds"):
+        store.load(tiny.name, 7, directory=tmp_path)
+    with pytest.raises(FileNotFoundError, match=f"make train ONLY={tiny.name}"):
+        store.load(tiny.name, 0, directory=tmp_path)
+    with pytest.raises(ValueError, match="name"):
+        store.ModelSpec("bad name", tiny.config)
+    with pytest.raises(TypeError, match="TrainConfig"):
+        store.ModelSpec("x", {"task": "lookback"})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="distinct"):
+        store.ModelSpec("x", tiny.config, seeds=(1, 1))
+    with pytest.raises(ValueError, match="already registered"):
+        store.register(replace(tiny, seeds=(5,)))
+    with pytest.raises(ValueError, match="threshold"):
+        StopRule(threshold=1.5)
+
+
+# --------------------------------------------------------------------------- the store itself
+
+
+def _stored() -> list[tuple[store.ModelSpec, int]]:
+    return [(s, seed) for s in store.specs() for seed in s.seeds if store._paths(s.name, seed)[1].is_file()]
+
+
+def test_every_stored_model_matches_the_code_and_config_that_trained_it():
+    code = store.code_hash()
+    stale = sorted(
+        {s.name for s, seed in _stored()
+         if store.manifest(s.name, seed)["fingerprint"] != store.fingerprint(s, seed, code=code)}
+    )
+    commands = "\n".join(f"    make train ONLY={name}" for name in stale)
+    assert not stale, f"the training code or config changed since these models were trained; run\n{commands}"
+
+
+def _fastest_stored_family(task: str) -> store.ModelSpec | None:
+    """The chapter 8 family of ``task`` whose stored seeds took the fewest steps (all stored)."""
+    stored = {(s.name, seed) for s, seed in _stored()}
+    families = [s for s in store.specs(f"ch8-{task}-*") if all((s.name, k) in stored for k in s.seeds)]
+    if not families:
+        return None
+    return min(families, key=lambda s: sum(store.manifest(s.name, k)["steps_run"] for k in s.seeds))
+
+
+@pytest.mark.parametrize("task", store.CH8_TASKS)
+def test_a_model_retrained_from_scratch_falls_within_the_stored_seeds(task):
+    """One model per task, retrained on this machine (a few seconds each): its metrics must lie
+    within the spread of the stored seeds, widened by a margin for another CPU's rounding."""
+    family = _fastest_stored_family(task)
+    if family is None:
+        pytest.skip(f"no complete chapter 8 family of {task} in the store yet (make train ONLY='ch8-{task}-*')")
+    margin = 0.05
+    _, info = store.retrain(family.name, family.seeds[0], progress=False)
+    stored = [store.manifest(family.name, k)["metrics"] for k in family.seeds]
+
+    def check(label: str, value: float, values: list[float]) -> None:
+        assert min(values) - margin <= value <= max(values) + margin, (
+            f"{family.name}: retrained {label} {value:.3f} outside the stored seeds' "
+            f"{min(values):.3f}–{max(values):.3f} (margin {margin})"
+        )
+
+    check("held-out accuracy", info["metrics"]["heldout_accuracy"], [m["heldout_accuracy"] for m in stored])
+    for scale, result in info["metrics"]["by_scale"].items():
+        check(f"accuracy at {scale}L", result["accuracy"], [m["by_scale"][scale]["accuracy"] for m in stored])
