@@ -1524,6 +1524,18 @@ def weight_maps_with_difference(
 _SCALES = ("linear", "log", "log2", "symlog")
 
 
+def _curve_data(name: str, values: object) -> np.ndarray:
+    """A 1-D float array from a tensor, an array or a sequence of numbers (this section's own
+    converter: other sections define ``_as_vector`` with other rules)."""
+    if isinstance(values, torch.Tensor):
+        values = values.detach().cpu().double().numpy()
+    if isinstance(values, (list, tuple, range)):
+        values = np.asarray(values, dtype=float)
+    if not isinstance(values, np.ndarray):
+        raise TypeError(f"{name} must be a tensor, an array or a sequence of numbers, got {type(values).__name__}")
+    if values.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {values.shape}")
+    return values
 
 
 @dataclass(frozen=True)
@@ -1590,8 +1602,8 @@ def _draw_panel(ax: Axes, panel: LinePanel, index: int) -> None:
     if not isinstance(panel, LinePanel):
         raise TypeError(f"panels[{index}] must be a LinePanel, got {type(panel).__name__}")
     for number, curve in enumerate(panel.curves):
-        x = _as_vector(f"panels[{index}].curves[{number}].x", curve.x)
-        y = _as_vector(f"panels[{index}].curves[{number}].y", curve.y)
+        x = _curve_data(f"panels[{index}].curves[{number}].x", curve.x)
+        y = _curve_data(f"panels[{index}].curves[{number}].y", curve.y)
         if x.shape != y.shape:
             raise ValueError(f"panels[{index}].curves[{number}]: x and y differ in length, {len(x)} and {len(y)}")
         ax.plot(x, y, label=curve.label, **curve.style)
@@ -1689,7 +1701,7 @@ def log_windows(x: Vector, y: Vector, *, per_decade: int = 20) -> WindowSummary:
             and increasing.
     """
     per_decade = check_int("per_decade", per_decade, minimum=1)
-    xs, ys = _as_vector("x", x).astype(float), _as_vector("y", y).astype(float)
+    xs, ys = _curve_data("x", x).astype(float), _curve_data("y", y).astype(float)
     if xs.shape != ys.shape or xs.size == 0:
         raise ValueError(f"x and y must be non-empty and of equal length, got {xs.size} and {ys.size}")
     if xs[0] <= 0 or np.any(np.diff(xs) <= 0):
