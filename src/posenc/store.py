@@ -58,6 +58,8 @@ from .experiments import StopRule, TinyCausalLM, TrainConfig, build_model, evalu
 __all__ = [
     "LOSS_EVERY",
     "STORE_FORMAT",
+    "CH4_LOOKBACK",
+    "CH4_SHAW_CLIPS",
     "CH8_RANDOMIZED",
     "CH8_TASKS",
     "CH9_FACTOR",
@@ -672,6 +674,20 @@ for _position in CH8_RANDOMIZED:
     register(ModelSpec(f"ch8-lookback-{_position}-randpos",
                        ch8_config("lookback", _position, randomized_positions=8 * 32), seeds=(0, 1, 2),
                        description=f"chapter 8 anchor (Ruoss et al. 2023): randomized positions, {_position}"))
+
+
+# --------------------------------------------------------------------------- chapter 4
+# One layer (so that no offset can be composed from two smaller ones), look-back k = 4, otherwise
+# chapter 8's setting. T5: which bias does each bucket learn? Shaw: the clipping distance as an
+# ablation; offset 4 has a vector of its own only when c >= 5 (clip(-4) = clip(-5) = -4 at c = 4).
+CH4_LOOKBACK = 4
+CH4_SHAW_CLIPS = (2, 4, 8)
+register(ModelSpec("ch4-lookback-t5", ch8_config("lookback", "t5", lookback=CH4_LOOKBACK, num_layers=1, steps=600),
+                   seeds=(0, 1, 2), description="chapter 4: the buckets a one-layer T5-bias model learns"))
+for _clip in CH4_SHAW_CLIPS:
+    register(ModelSpec(f"ch4-lookback-shaw-c{_clip}",
+                       ch8_config("lookback", "shaw", lookback=CH4_LOOKBACK, num_layers=1, steps=400, shaw_clip=_clip),
+                       seeds=(0, 1, 2), description=f"chapter 4: Shaw's clipping distance c = {_clip} (ablation)"))
 
 
 # --------------------------------------------------------------------------- chapter 9
