@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from posenc import skew_diagram, skew_stages
+from posenc import bias_by_head_slider, curves_by_offset, offset_matrices, skew_diagram, skew_stages
 
 
 def skew(rel_logits: torch.Tensor) -> torch.Tensor:
@@ -115,3 +115,91 @@ def test_skew_diagram_fades_what_a_wrong_shift_misplaces():
     fig = skew_diagram(keep_first_rows, 4)
     faded = _grey(fig.axes[3])
     assert faded.diagonal().all()  # the diagonal reads the pad
+
+
+# --------------------------------------------------------------------------- offset_matrices
+
+
+def test_offset_matrices_write_every_value_on_a_symmetric_scale():
+    offsets = torch.arange(4)[None, :] - torch.arange(3)[:, None]
+    clipped = offsets.clamp(-1, 1)
+    fig = offset_matrices([offsets, clipped], ["j - i", "clipped"])
+    for ax, matrix, title in zip(fig.axes, [offsets, clipped], ["j - i", "clipped"], strict=True):
+        assert ax.get_title() == title
+        (image,) = ax.images
+        np.testing.assert_array_equal(np.asarray(image.get_array()), matrix.numpy())
+        limit = max(int(matrix.abs().max()), 1)
+        assert image.get_clim() == (-limit, limit)
+        assert sorted(t.get_text() for t in ax.texts) == sorted(str(int(v)) for v in matrix.flatten())
+
+
+def test_offset_matrices_validate_titles():
+    with pytest.raises(ValueError, match="one title per matrix"):
+        offset_matrices([torch.zeros(2, 2)], ["a", "b"])
+
+
+# --------------------------------------------------------------------------- curves_by_offset
+
+
+def test_curves_by_offset_draws_curves_marks_and_axes():
+    x = torch.arange(-3, 4)
+    buckets = x.abs()
+    ax = curves_by_offset(x, {"bucket": buckets}, steps=True, marks={-2: ":", 2: "--"}, ylabel="bucket", title="t")
+    (line,) = [line for line in ax.lines if line.get_label() == "bucket"]
+    np.testing.assert_array_equal(line.get_xdata(), x.numpy())
+    np.testing.assert_array_equal(line.get_ydata(), buckets.numpy())
+    assert line.get_drawstyle() == "steps-mid"
+    vertical = [line for line in ax.lines if line.get_label() != "bucket"]
+    assert sorted(line.get_xdata()[0] for line in vertical) == [-2, 2]
+    assert sorted(line.get_linestyle() for line in vertical) == ["--", ":"]
+    assert (ax.get_xlabel(), ax.get_ylabel(), ax.get_title()) == ("offset j - i", "bucket", "t")
+    assert ax.get_legend() is None  # one curve: no legend
+
+
+def test_curves_by_offset_log_axis_and_legend():
+    x = torch.arange(5)
+    ax = curves_by_offset(x, {"a": torch.ones(5), "b": torch.full((5,), 0.5)}, logy=True)
+    assert ax.get_yscale() == "log"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["a", "b"]
+
+
+def test_curves_by_offset_validates_shapes():
+    with pytest.raises(ValueError, match="3 values for 4 offsets"):
+        curves_by_offset(torch.arange(4), {"a": torch.zeros(3)})
+    with pytest.raises(ValueError, match="at least one curve"):
+        curves_by_offset(torch.arange(4), {})
+    with pytest.raises(TypeError):
+        curves_by_offset([0, 1], {"a": torch.zeros(2)})  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- bias_by_head_slider
+
+
+def test_bias_by_head_slider_has_one_step_per_head_with_the_data():
+    pytest.importorskip("plotly")
+    offsets = torch.arange(-5, 6)
+    slopes = torch.tensor([0.5, 0.25])
+    alibi = -slopes[:, None] * offsets.abs()
+    t5 = torch.randn(2, 11)
+    buckets = offsets.abs()
+    fig = bias_by_head_slider(offsets, alibi, t5, buckets, slopes, edges=(-4, 4))
+    (slider,) = fig.layout.sliders
+    assert [step.label for step in slider.steps] == ["1 (m = 1/2)", "2 (m = 1/4)"]
+    assert len(fig.data) == 3 * 2
+    for head in range(2):
+        past, future, t5_trace = fig.data[3 * head : 3 * head + 3]
+        assert list(past.x) == list(range(-5, 1)) and list(future.x) == list(range(0, 6))
+        np.testing.assert_allclose(past.y, alibi[head, :6].numpy(), atol=1e-4)
+        np.testing.assert_allclose(t5_trace.y, t5[head].numpy(), atol=1e-4)
+        assert list(t5_trace.customdata) == buckets.tolist()
+        assert future.line.dash == "dot" and t5_trace.line.shape == "hvh"
+    assert [shape.x0 for shape in fig.layout.shapes] == [-4, 4]
+
+
+def test_bias_by_head_slider_validates_shapes():
+    pytest.importorskip("plotly")
+    offsets = torch.arange(3)
+    with pytest.raises(ValueError, match="alibi_rows must have shape"):
+        bias_by_head_slider(offsets, torch.zeros(2, 4), torch.zeros(2, 3), offsets, torch.ones(2))
+    with pytest.raises(ValueError, match="one bucket per offset"):
+        bias_by_head_slider(offsets, torch.zeros(2, 3), torch.zeros(2, 3), torch.arange(2), torch.ones(2))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from posenc import frequency_bands
+from posenc import frequency_bands, weight_maps_with_difference
 
 # --------------------------------------------------------------------------- frequency_bands
 
@@ -40,7 +40,28 @@ def test_frequency_bands_validates_its_arguments():
         frequency_bands(good, {"a": torch.zeros(2)}, ["t"])
     with pytest.raises(ValueError, match="index axis_names"):
         frequency_bands(good, {"a": torch.tensor([0, 1, 2])}, ["t", "h"])
-    with pytest.raises(TypeError, match="torch.Tensor or numpy.ndarray"):
-        frequency_bands({"a": [1.0, 2.0]}, {"a": torch.zeros(2)}, ["t"])
+    with pytest.raises(TypeError, match="a tensor, an array or a sequence"):
+        frequency_bands({"a": "wavelengths"}, {"a": torch.zeros(2)}, ["t"])
     with pytest.raises(ValueError, match="1-D"):
         frequency_bands({"a": torch.ones(2, 2)}, {"a": torch.zeros(2, 2)}, ["t"])
+
+
+# --------------------------------------------------------------------------- weight_maps_with_difference
+
+
+def test_weight_maps_with_difference_draws_maps_and_their_difference():
+    first, second = torch.eye(3), torch.full((3, 3), 1 / 3)
+    fig = weight_maps_with_difference([first, second], ["a", "b"], "b minus a")
+    images = [ax.images[0] for ax in fig.axes if ax.images]
+    assert [ax.get_title() for ax in fig.axes if ax.images] == ["a", "b", "b minus a"]
+    np.testing.assert_allclose(np.asarray(images[2].get_array()), (second - first).numpy())
+    assert images[0].get_clim() == (0.0, 1.0)
+    assert images[2].get_clim() == pytest.approx((-2 / 3, 2 / 3))  # symmetric around zero
+    assert images[2].get_cmap().name == "coolwarm"
+
+
+def test_weight_maps_with_difference_validates():
+    with pytest.raises(ValueError, match="at least two"):
+        weight_maps_with_difference([torch.eye(2)], ["a"], "d")
+    with pytest.raises(ValueError, match="one title per map"):
+        weight_maps_with_difference([torch.eye(2), torch.eye(2)], ["a"], "d")

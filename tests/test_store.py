@@ -114,3 +114,34 @@ def test_every_stored_model_matches_the_code_and_config_that_trained_it():
     )
     commands = "\n".join(f"    make train ONLY={name}" for name in stale)
     assert not stale, f"the training code or config changed since these models were trained; run\n{commands}"
+
+
+def _fastest_stored_family(task: str) -> store.ModelSpec | None:
+    """The chapter 8 family of ``task`` whose stored seeds took the fewest steps (all stored)."""
+    stored = {(s.name, seed) for s, seed in _stored()}
+    families = [s for s in store.specs(f"ch8-{task}-*") if all((s.name, k) in stored for k in s.seeds)]
+    if not families:
+        return None
+    return min(families, key=lambda s: sum(store.manifest(s.name, k)["steps_run"] for k in s.seeds))
+
+
+@pytest.mark.parametrize("task", store.CH8_TASKS)
+def test_a_model_retrained_from_scratch_falls_within_the_stored_seeds(task):
+    """One model per task, retrained on this machine (a few seconds each): its metrics must lie
+    within the spread of the stored seeds, widened by a margin for another CPU's rounding."""
+    family = _fastest_stored_family(task)
+    if family is None:
+        pytest.skip(f"no complete chapter 8 family of {task} in the store yet (make train ONLY='ch8-{task}-*')")
+    margin = 0.05
+    _, info = store.retrain(family.name, family.seeds[0], progress=False)
+    stored = [store.manifest(family.name, k)["metrics"] for k in family.seeds]
+
+    def check(label: str, value: float, values: list[float]) -> None:
+        assert min(values) - margin <= value <= max(values) + margin, (
+            f"{family.name}: retrained {label} {value:.3f} outside the stored seeds' "
+            f"{min(values):.3f}–{max(values):.3f} (margin {margin})"
+        )
+
+    check("held-out accuracy", info["metrics"]["heldout_accuracy"], [m["heldout_accuracy"] for m in stored])
+    for scale, result in info["metrics"]["by_scale"].items():
+        check(f"accuracy at {scale}L", result["accuracy"], [m["by_scale"][scale]["accuracy"] for m in stored])

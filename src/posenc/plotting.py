@@ -13,8 +13,8 @@ Shape legend:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -204,6 +204,262 @@ def heatmaps(
 # each other's lines. A function reused by a later part stays where it was first written.
 
 # ---- chapters 1–3 (Parts I–II) ----
+# Chapters 1–2: labelled curves, histograms of samples, cosine-similarity heatmaps of position
+# tables, and the walk of a table's rows on a plane (interactive).
+
+__all__ += ["curves", "histograms", "pair_walk", "similarity_heatmaps"]
+
+Vector = Sequence[float] | torch.Tensor | np.ndarray
+
+
+def _as_vector(name: str, values: object) -> np.ndarray:
+    if isinstance(values, torch.Tensor):
+        values = values.detach().cpu().numpy()
+    try:
+        array = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a sequence of numbers, a tensor or an array") from None
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D sequence, got shape {array.shape}")
+    return array
+
+
+def curves(
+    series: Mapping[str, Vector | tuple[Vector, Vector]],
+    ax: Axes | None = None,
+    *,
+    xlabel: str,
+    ylabel: str,
+    title: str | None = None,
+    marker: str = ".",
+    styles: Mapping[str, Mapping[str, object]] | None = None,
+    vlines: Sequence[float] | Mapping[str, float] = (),
+    hlines: Sequence[float] = (),
+    baselines: Mapping[str, float] | None = None,
+    logy: bool = False,
+) -> Axes:
+    """Draw labelled curves on one axes: a quantity by position, by distance, by step ...
+
+    Args:
+        series: ``label -> y`` (drawn at x = 0, 1, ...) or ``label -> (x, y)``, in drawing order.
+        ax: axes to draw on (default: a new figure).
+        xlabel, ylabel, title: text of the plot.
+        marker: marker of every curve (``""`` for none).
+        styles: extra matplotlib keyword arguments for some curves, by label (e.g. a grey
+            reference curve without markers: ``{"1/(i+1)": {"color": "0.6", "marker": ""}}``).
+        vlines: x positions of dashed vertical marks (a training length, a distance 2r): black,
+            or, given as ``label -> x``, in the colour of the curve of that label.
+        hlines: y values of thin grey horizontal lines (e.g. 0).
+        baselines: ``label -> y`` of dotted, labelled horizontal lines (e.g. a chance level).
+        logy: logarithmic y axis.
+
+    Returns:
+        The axes drawn on, with a legend when there is more than one labelled line.
+
+    Raises:
+        TypeError: if a series is not numeric.
+        ValueError: if ``series`` is empty, a curve's x and y differ in length, or a label of
+            ``styles`` or of ``vlines`` names no curve.
+    """
+    if not series:
+        raise ValueError("series must hold at least one curve, got none")
+    styles = dict(styles or {})
+    unknown = [label for label in [*styles, *(vlines if isinstance(vlines, Mapping) else ())] if label not in series]
+    if unknown:
+        raise ValueError(f"styles and vlines may only name curves of series, got unknown labels {unknown}")
+    if ax is None:
+        _, ax = plt.subplots()
+    colours: dict[str, object] = {}
+    for label, values in series.items():
+        if isinstance(values, tuple):
+            x, y = _as_vector(f"x of {label!r}", values[0]), _as_vector(f"y of {label!r}", values[1])
+            if len(x) != len(y):
+                raise ValueError(f"curve {label!r}: x has {len(x)} values and y has {len(y)}")
+        else:
+            y = _as_vector(f"series[{label!r}]", values)
+            x = np.arange(len(y))
+        keywords: dict[str, object] = {"marker": marker, "label": label, **styles.get(label, {})}
+        (line,) = ax.plot(x, y, **keywords)  # type: ignore[arg-type]
+        colours[label] = line.get_color()
+    for value in hlines:
+        ax.axhline(value, color="grey", linewidth=0.8)
+    for label, value in (baselines or {}).items():
+        ax.axhline(value, color="grey", linestyle=":", label=label)
+    marks: list[tuple[object, float]] = (
+        [(colours[label], value) for label, value in vlines.items()]
+        if isinstance(vlines, Mapping)
+        else [("black", value) for value in vlines]
+    )
+    for colour, value in marks:
+        ax.axvline(value, color=colour, linestyle="--", linewidth=0.8)
+    if logy:
+        ax.set_yscale("log")
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    if len(series) + len(baselines or {}) > 1:
+        ax.legend(fontsize="small")
+    return ax
+
+
+def histograms(
+    samples: Mapping[str, Vector],
+    ax: Axes | None = None,
+    *,
+    bins: Vector | int = 40,
+    xlabel: str,
+    ylabel: str = "density",
+) -> Axes:
+    """Draw one step histogram (a density) per labelled sample, on shared bins.
+
+    Args:
+        samples: ``label -> values``.
+        ax: axes to draw on (default: a new figure).
+        bins: the bin edges, or a number of equal bins over the range of all samples.
+        xlabel, ylabel: axis labels.
+
+    Returns:
+        The axes drawn on, with a legend.
+
+    Raises:
+        TypeError: if a sample is not numeric.
+        ValueError: if ``samples`` is empty or a sample is not a non-empty 1-D sequence.
+    """
+    if not samples:
+        raise ValueError("samples must hold at least one labelled sample, got none")
+    values = {label: _as_vector(f"samples[{label!r}]", sample) for label, sample in samples.items()}
+    if isinstance(bins, int):
+        edges = np.linspace(min(v.min() for v in values.values()), max(v.max() for v in values.values()), bins + 1)
+    else:
+        edges = _as_vector("bins", bins)
+    if ax is None:
+        _, ax = plt.subplots()
+    for label, sample in values.items():
+        ax.hist(sample, bins=list(edges), density=True, histtype="step", label=label)
+    ax.set(xlabel=xlabel, ylabel=ylabel)
+    ax.legend(fontsize="small")
+    return ax
+
+
+def similarity_heatmaps(
+    tables: Sequence[Matrix],
+    titles: Sequence[str] | None = None,
+    *,
+    boundary: int | None = None,
+    figsize: tuple[float, float] | None = None,
+) -> Figure:
+    """Cosine similarities of all pairs of rows of position tables, side by side on one scale.
+
+    Panel ``k`` shows the ``(N_k, N_k)`` matrix ``cos(p_i, p_j)`` of table ``k`` on a diverging
+    scale from -1 to 1.
+
+    Args:
+        tables: ``(N_k, d_k)`` position tables, one row per position.
+        titles: one title per table.
+        boundary: a number of rows ``B`` (e.g. the training length): dashed lines between rows
+            ``B - 1`` and ``B`` on every panel whose table has more than ``B`` rows.
+        figsize: figure size (default: 3.8 inches per panel).
+
+    Returns:
+        The figure.
+
+    Raises:
+        TypeError: if a table is not a tensor or array.
+        ValueError: if ``tables`` is empty, a table is not 2-D, or ``boundary`` is not positive.
+    """
+    grams = []
+    for index, table in enumerate(tables):
+        rows = torch.as_tensor(_as_matrix(f"tables[{index}]", table), dtype=torch.float64)
+        unit = torch.nn.functional.normalize(rows, dim=-1)
+        grams.append(unit @ unit.T)
+    if not grams:
+        raise ValueError("tables must contain at least one table")
+    if boundary is not None:
+        boundary = check_int("boundary", boundary, minimum=1)
+    fig = heatmaps(
+        grams,
+        titles,
+        figsize=figsize or (3.8 * len(grams), 3.6),
+        cmap="RdBu_r",
+        vmin=-1.0,
+        vmax=1.0,
+        xlabel="position j",
+        ylabel="position i",
+    )
+    for ax, gram in zip(fig.axes, grams, strict=False):
+        if boundary is not None and len(gram) > boundary:
+            ax.axhline(boundary - 0.5, color="black", linestyle="--", linewidth=0.8)
+            ax.axvline(boundary - 0.5, color="black", linestyle="--", linewidth=0.8)
+    return fig
+
+
+def pair_walk(
+    points: Matrix,
+    *,
+    window: int = 32,
+    xlabel: str = "first direction",
+    ylabel: str = "second direction",
+) -> go.Figure:
+    """An interactive walk through the rows of a table projected on a plane, ``window`` at a time.
+
+    Every row is a grey dot; a slider selects ``window`` consecutive rows, drawn as a path of
+    points coloured from dark to light. Hovering over a point shows its row and the angle it has
+    turned about the origin since the row before, wrapped into ``[-pi, pi)``.
+
+    Args:
+        points: ``(N, 2)`` coordinates of the rows on the plane (e.g. on two principal
+            directions of the table).
+        window: rows per slider step, ``1 <= window <= N``; the last step may hold fewer.
+        xlabel, ylabel: axis titles.
+
+    Returns:
+        A ``plotly.graph_objects.Figure`` (wrap it with :func:`posenc.interactive_figure`).
+
+    Raises:
+        TypeError: if ``points`` is not a tensor or array, or ``window`` not an int.
+        ValueError: if ``points`` is not ``(N, 2)`` or ``window`` is out of range.
+    """
+    from .interactive import _plotly_graph_objects, slider_figure
+
+    coordinates = _as_matrix("points", points).astype(float)
+    if coordinates.shape[1] != 2 or len(coordinates) < 2:
+        raise ValueError(f"points must have shape (N, 2) with N >= 2, got {coordinates.shape}")
+    window = check_int("window", window, minimum=1)
+    if window > len(coordinates):
+        raise ValueError(f"window must be at most the number of rows ({len(coordinates)}), got {window}")
+    go_module = _plotly_graph_objects()
+    angles = np.arctan2(coordinates[:, 1], coordinates[:, 0])
+    turns = np.remainder(np.diff(angles) + np.pi, 2 * np.pi) - np.pi
+    reach = 1.1 * float(np.abs(coordinates).max())
+    ring = go_module.Scatter(
+        x=coordinates[:, 0], y=coordinates[:, 1], mode="markers",
+        marker={"size": 3, "color": "lightgrey"}, hoverinfo="skip",
+    )  # fmt: skip
+    steps = []
+    for start in range(0, len(coordinates), window):
+        rows = range(start, min(start + window, len(coordinates)))
+        labels = [
+            f"row {row}" + (f": turned {turns[row - 1]:.2f} rad since row {row - 1}" if row else "") for row in rows
+        ]
+        walk = go_module.Scatter(
+            x=coordinates[rows.start : rows.stop, 0],
+            y=coordinates[rows.start : rows.stop, 1],
+            mode="lines+markers",
+            line={"width": 1, "color": "grey"},
+            marker={"size": 7, "color": list(rows), "colorscale": "Viridis"},
+            text=labels,
+            hovertemplate="%{text}<extra></extra>",
+        )
+        steps.append((f"{rows.start}-{rows.stop - 1}", [ring, walk]))
+    return slider_figure(
+        steps,
+        slider_label="rows ",
+        layout={
+            "template": "plotly_white",
+            "margin": {"l": 60, "r": 20, "t": 20, "b": 40},
+            "showlegend": False,
+            "xaxis": {"title": {"text": xlabel}, "range": [-reach, reach]},
+            "yaxis": {"title": {"text": ylabel}, "range": [-reach, reach], "scaleanchor": "x"},
+        },
+    )
 
 # Chapter 3 (sinusoidal encoding): curves against a position, offset or column; a pair on its
 # circle; the Gram matrix beside its profile by offset; the extrapolation panels; and the two
@@ -643,8 +899,7 @@ def _draw_stage(
             colour = 0.3 * colour + 0.7  # mixed with white
         rgba[row, column] = colour
         text = "pad" if i == _PAD else str(offset[row, column])
-        ax.text(column, row, text, ha="center", va="center", fontsize=8,
-                color="0.6" if faded[row, column] else "black")
+        ax.text(column, row, text, ha="center", va="center", fontsize=8, color="0.6" if faded[row, column] else "black")
     ax.imshow(rgba, interpolation="nearest", aspect="equal")
     ax.set_xticks(range(query.shape[1]))
     ax.set_yticks(range(query.shape[0]))
@@ -677,7 +932,10 @@ def skew_diagram(shift: Callable[[torch.Tensor], torch.Tensor], length: int = 5)
     result_query, result_offset = stages.result
     wrong = (result_query != rows) | (result_offset != columns - rows)
     fig, axes = plt.subplots(
-        1, 4, figsize=(11, 3.4), layout="constrained",
+        1,
+        4,
+        figsize=(11, 3.4),
+        layout="constrained",
         gridspec_kw={"width_ratios": [length, length + 1, length, length]},
     )
     panels = [
@@ -692,15 +950,215 @@ def skew_diagram(shift: Callable[[torch.Tensor], torch.Tensor], length: int = 5)
     axes[0].set_xticklabels([str(c - (length - 1)) for c in range(length)])
     axes[3].set(xlabel="key $j$", ylabel="query $i$")
     handles = [
-        plt.Rectangle((0, 0), 1, 1, color=plt.get_cmap("tab10")(i % 10), label=f"$q_{{{i}}}$")
-        for i in range(length)
+        plt.Rectangle((0, 0), 1, 1, color=plt.get_cmap("tab10")(i % 10), label=f"$q_{{{i}}}$") for i in range(length)
     ]
     handles.append(plt.Rectangle((0, 0), 1, 1, color="0.85", label="pad"))
-    fig.legend(handles=handles, loc="outside lower center", ncols=length + 1, fontsize=8,
-               title="colour: query; number: offset $\\delta$ (faded: dropped or leftover)",
-               title_fontsize=8)
+    fig.legend(
+        handles=handles,
+        loc="outside lower center",
+        ncols=length + 1,
+        fontsize=8,
+        title="colour: query; number: offset $\\delta$ (faded: dropped or leftover)",
+        title_fontsize=8,
+    )
     return fig
 
+
+__all__ += ["bias_by_head_slider", "curves_by_offset", "offset_matrices"]
+
+
+def _as_vector(name: str, values: object) -> np.ndarray:
+    if isinstance(values, torch.Tensor):
+        values = values.detach().cpu().numpy()
+    if not isinstance(values, np.ndarray):
+        raise TypeError(f"{name} must be a torch.Tensor or numpy.ndarray, got {type(values).__name__}")
+    if values.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {values.shape}")
+    return values
+
+
+def offset_matrices(
+    matrices: Sequence[Matrix], titles: Sequence[str], *, figsize: tuple[float, float] = (8, 3.8)
+) -> Figure:
+    """Draw integer matrices (offsets ``j - i``, clipped offsets, buckets) with every value written in its cell.
+
+    One panel per matrix, on a blue-white-red scale symmetric about zero.
+
+    Args:
+        matrices: ``(R, C)`` integer-valued matrices.
+        titles: one title per matrix.
+        figsize: size of the figure.
+
+    Returns:
+        The figure; its first ``len(matrices)`` axes are the panels.
+
+    Raises:
+        TypeError, ValueError: if a matrix is not a 2-D tensor or array, or the titles do not
+            match the matrices.
+    """
+    values = [_as_matrix(f"matrices[{index}]", matrix) for index, matrix in enumerate(matrices)]
+    if not values or len(titles) != len(values):
+        raise ValueError(f"need one title per matrix, got {len(values)} matrices and {len(titles)} titles")
+    fig, axes = plt.subplots(1, len(values), figsize=figsize, squeeze=False, layout="constrained")
+    for ax, matrix, title in zip(axes.flat, values, titles, strict=True):
+        limit = max(float(np.abs(matrix).max()), 1.0)
+        heatmap(matrix, ax, title=title, cmap="coolwarm", vmin=-limit, vmax=limit, colorbar=False)
+        for (row, column), value in np.ndenumerate(matrix):
+            ax.text(column, row, str(int(value)), ha="center", va="center", fontsize=8)
+    return fig
+
+
+def curves_by_offset(
+    offsets: Matrix,
+    curves: Mapping[str, Matrix],
+    ax: Axes | None = None,
+    *,
+    title: str | None = None,
+    xlabel: str = "offset j - i",
+    ylabel: str = "",
+    steps: bool = False,
+    logy: bool = False,
+    marks: Mapping[float, str] | None = None,
+) -> Axes:
+    """Draw one or more curves against an offset or a distance (a bucket map, weights by distance).
+
+    Args:
+        offsets: ``(N,)`` x values.
+        curves: label -> ``(N,)`` y values; a legend is drawn when there is more than one.
+        ax: axes to draw on (default: a new figure).
+        title, xlabel, ylabel: text of the plot.
+        steps: draw step functions (``drawstyle="steps-mid"``), e.g. for buckets.
+        logy: logarithmic y axis.
+        marks: x position -> matplotlib line style of a grey vertical line (e.g. where a
+            bucket range ends).
+
+    Returns:
+        The axes drawn on.
+
+    Raises:
+        TypeError, ValueError: if an input is not a 1-D tensor or array, or a curve's length
+            differs from that of ``offsets``.
+    """
+    x = _as_vector("offsets", offsets)
+    if not curves:
+        raise ValueError("curves must contain at least one curve")
+    if ax is None:
+        _, ax = plt.subplots()
+    for label, y in curves.items():
+        values = _as_vector(f"curves[{label!r}]", y)
+        if values.shape != x.shape:
+            raise ValueError(f"curve {label!r} has {values.shape[0]} values for {x.shape[0]} offsets")
+        ax.plot(x, values, label=label, drawstyle="steps-mid" if steps else "default")
+    for position, style in (marks or {}).items():
+        ax.axvline(position, color="gray", linestyle=style, linewidth=0.8)
+    ax.set(title=title, xlabel=xlabel, ylabel=ylabel, yscale="log" if logy else "linear")
+    if len(curves) > 1:
+        ax.legend(ncols=2, fontsize=8)
+    return ax
+
+
+def bias_by_head_slider(
+    offsets: Matrix,
+    alibi_rows: Matrix,
+    t5_rows: Matrix,
+    t5_buckets: Matrix,
+    slopes: Matrix,
+    *,
+    edges: Sequence[float] = (),
+) -> Any:
+    """Two stacked Plotly panels, ALiBi's and T5's bias against the offset, one head per slider step.
+
+    ALiBi's line is solid for the keys a causal model sees (offset <= 0) and dotted for the
+    rest; T5's bias is drawn as steps, with dashed vertical lines at ``edges``.
+
+    Args:
+        offsets: ``(N,)`` offsets ``j - i``.
+        alibi_rows, t5_rows: ``(H, N)`` bias of each head at each offset.
+        t5_buckets: ``(N,)`` T5 bucket of each offset (shown on hover).
+        slopes: ``(H,)`` ALiBi slopes (shown in the slider's labels).
+        edges: offsets where T5's last buckets start.
+
+    Returns:
+        A ``plotly.graph_objects.Figure`` with a slider of ``H`` steps, three traces each.
+
+    Raises:
+        TypeError, ValueError: if an input has the wrong type or shape.
+    """
+    from .interactive import _plotly_graph_objects, slider_figure
+
+    go = _plotly_graph_objects()
+    x = _as_vector("offsets", offsets)
+    buckets = _as_vector("t5_buckets", t5_buckets)
+    slope_values = _as_vector("slopes", slopes)
+    alibi, t5 = _as_matrix("alibi_rows", alibi_rows), _as_matrix("t5_rows", t5_rows)
+    heads = len(slope_values)
+    for name, rows in (("alibi_rows", alibi), ("t5_rows", t5)):
+        if rows.shape != (heads, len(x)):
+            raise ValueError(f"{name} must have shape {(heads, len(x))} (heads, offsets), got {rows.shape}")
+    if buckets.shape != x.shape:
+        raise ValueError(f"t5_buckets must have one bucket per offset ({len(x)}), got {buckets.shape[0]}")
+
+    def trace(keep: np.ndarray, y: np.ndarray, custom: np.ndarray, panel: str, dash: str, hover: str) -> Any:
+        top = panel == "alibi"
+        return go.Scatter(
+            x=x[keep].tolist(),
+            y=[round(float(v), 4) for v in y[keep]],
+            customdata=custom[keep].tolist(),
+            mode="lines",
+            line_shape="linear" if top else "hvh",
+            line={"color": "#1f77b4" if top else "#d62728", "dash": dash},
+            xaxis="x" if top else "x2",
+            yaxis="y" if top else "y2",
+            hovertemplate=hover,
+        )
+
+    alibi_hover = "offset j − i = %{x}<br>distance %{customdata}<br>ALiBi bias %{y:.3f}<extra></extra>"
+    t5_hover = "offset j − i = %{x}<br>bucket %{customdata}<br>T5 bias %{y:.3f}<extra></extra>"
+    past, future, every = x <= 0, x >= 0, np.ones_like(x, dtype=bool)
+    distance = np.abs(x)
+    steps = [
+        (
+            f"{head + 1} (m = 1/{1 / slope_values[head]:.0f})",
+            [
+                trace(past, alibi[head], distance, "alibi", "solid", alibi_hover),
+                trace(future, alibi[head], distance, "alibi", "dot", alibi_hover),
+                trace(every, t5[head], buckets, "t5", "solid", t5_hover),
+            ],
+        )
+        for head in range(heads)
+    ]
+    reach = [float(x.min()), float(x.max())]
+    t5_limit = float(np.abs(t5).max()) * 1.1
+    alibi_low = float(alibi.min()) * 1.05
+    edge = {
+        "type": "line",
+        "xref": "x2",
+        "yref": "y2 domain",
+        "y0": 0,
+        "y1": 1,
+        "line": {"color": "grey", "dash": "dash", "width": 1},
+    }
+    panel_title = {"xref": "paper", "yref": "paper", "x": 0, "showarrow": False, "xanchor": "left", "yanchor": "bottom"}
+    return slider_figure(
+        steps,
+        slider_label="head r = ",
+        active=0,
+        layout={
+            "template": "plotly_white",
+            "height": 560,
+            "showlegend": False,
+            "margin": {"l": 60, "r": 45, "t": 30, "b": 20},
+            "xaxis": {"range": reach, "anchor": "y", "matches": "x2", "showticklabels": False},
+            "yaxis": {"domain": [0.6, 1], "range": [alibi_low, -0.05 * alibi_low], "title": {"text": "ALiBi bias"}},
+            "xaxis2": {"range": reach, "anchor": "y2", "title": {"text": "offset j − i"}},
+            "yaxis2": {"domain": [0.12, 0.5], "range": [-t5_limit, t5_limit], "title": {"text": "T5 bias"}},
+            "shapes": [{**edge, "x0": float(e), "x1": float(e)} for e in edges],
+            "annotations": [
+                {**panel_title, "y": 1.0, "text": "ALiBi: −m·|j − i|"},
+                {**panel_title, "y": 0.5, "text": "T5: a number per bucket"},
+            ],
+        },
+    )
 
 
 # ---- chapter 5 ----
@@ -970,7 +1428,7 @@ def rotating_pairs_figure(
 
 
 # ---- chapter 6 ----
-__all__ += ["frequency_bands"]
+__all__ += ["frequency_bands", "weight_maps_with_difference"]
 
 
 def frequency_bands(
@@ -1027,8 +1485,302 @@ def frequency_bands(
     return fig
 
 
+def weight_maps_with_difference(
+    weight_maps: Sequence[Matrix],
+    titles: Sequence[str],
+    difference_title: str,
+) -> Figure:
+    """Attention-weight maps on one 0..1 scale, then the last map minus the first (symmetric scale).
+
+    Args:
+        weight_maps: ``(L, L)`` weight matrices, queries as rows; at least two.
+        titles: one title per map.
+        difference_title: title of the last panel, ``weight_maps[-1] - weight_maps[0]``.
+
+    Returns:
+        The figure, with ``len(weight_maps) + 1`` heatmap panels.
+
+    Raises:
+        ValueError: if fewer than two maps are given or ``titles`` has the wrong length.
+    """
+    maps = [_as_matrix(f"weight_maps[{index}]", matrix) for index, matrix in enumerate(weight_maps)]
+    if len(maps) < 2:
+        raise ValueError(f"weight_maps must hold at least two maps to compare, got {len(maps)}")
+    if len(titles) != len(maps):
+        raise ValueError(f"titles must have one title per map ({len(maps)}), got {len(titles)}")
+    count = len(maps)
+    labels = [str(t) for t in range(maps[0].shape[-1])]
+    fig, axes = plt.subplots(1, count + 1, figsize=(3.3 * (count + 1), 3.2), layout="constrained")
+    common: dict[str, object] = {"xticklabels": labels, "yticklabels": labels}
+    for index, (weights, title) in enumerate(zip(maps, titles, strict=True)):
+        heatmap(weights, axes[index], title=title, vmin=0.0, vmax=1.0, colorbar=index == count - 1, **common)  # type: ignore[arg-type]
+    difference = maps[-1] - maps[0]
+    limit = float(np.abs(difference).max()) or 1.0
+    heatmap(difference, axes[-1], title=difference_title, cmap="coolwarm", vmin=-limit, vmax=limit, **common)  # type: ignore[arg-type]
+    return fig
+
 
 # ---- chapter 7 ----
+# Curves against position or offset, several per panel, and the windowed summaries of a curve
+# that oscillates too fast to read (a band between its extremes around its window average).
+
+Vector = torch.Tensor | np.ndarray | Sequence[float]
+_SCALES = ("linear", "log", "log2", "symlog")
+
+
+def _as_vector(name: str, values: object) -> np.ndarray:
+    if isinstance(values, torch.Tensor):
+        values = values.detach().cpu().numpy()
+    if isinstance(values, (list, tuple)):
+        values = np.asarray(values, dtype=float)
+    if not isinstance(values, np.ndarray):
+        raise TypeError(f"{name} must be a tensor, an array or a sequence of numbers, got {type(values).__name__}")
+    if values.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {values.shape}")
+    return values
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One line of a :class:`LinePanel`: ``y`` against ``x``, drawn with matplotlib's ``style``.
+
+    ``style`` is passed to ``Axes.plot`` (``color``, ``linewidth``, ``linestyle``, ``marker``,
+    ``drawstyle="steps-post"`` for a step curve, ...); ``label`` names the curve in the legend.
+    """
+
+    x: Vector
+    y: Vector
+    label: str | None = None
+    style: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A reference line across a panel: horizontal at ``y = value`` or vertical at ``x = value``.
+
+    ``text`` is written next to the line (at the left end of a horizontal one, at the top of a
+    vertical one); ``label`` names it in the legend instead.
+    """
+
+    value: float
+    axis: str = "y"
+    text: str | None = None
+    label: str | None = None
+    style: Mapping[str, Any] = field(default_factory=lambda: {"color": "0.5", "linestyle": "--", "linewidth": 1})
+
+
+@dataclass(frozen=True)
+class LinePanel:
+    """One axes of :func:`line_panels`: its curves, reference lines, labels and scales.
+
+    ``xscale``/``yscale`` are ``"linear"``, ``"log"`` (base 10), ``"log2"`` or ``"symlog"``;
+    ``legend`` is the legend's location (``None``: no legend; it is drawn only if something
+    has a label); ``title_size`` and ``legend_size`` are font sizes (default: the book style's
+    title size, 8 points for the legend).
+    """
+
+    curves: Sequence[Curve]
+    title: str | None = None
+    xlabel: str = ""
+    ylabel: str = ""
+    xscale: str = "linear"
+    yscale: str = "linear"
+    xlim: tuple[float, float] | None = None
+    ylim: tuple[float, float] | None = None
+    references: Sequence[Reference] = ()
+    legend: str | None = "best"
+    title_size: float | None = None
+    legend_size: float = 8
+
+
+def _set_scale(ax: Axes, axis: str, scale: str) -> None:
+    if scale not in _SCALES:
+        raise ValueError(f"{axis}scale must be one of {_SCALES}, got {scale!r}")
+    setter = getattr(ax, f"set_{axis}scale")
+    setter("log", base=2) if scale == "log2" else setter(scale)
+
+
+def _draw_panel(ax: Axes, panel: LinePanel, index: int) -> None:
+    if not isinstance(panel, LinePanel):
+        raise TypeError(f"panels[{index}] must be a LinePanel, got {type(panel).__name__}")
+    for number, curve in enumerate(panel.curves):
+        x = _as_vector(f"panels[{index}].curves[{number}].x", curve.x)
+        y = _as_vector(f"panels[{index}].curves[{number}].y", curve.y)
+        if x.shape != y.shape:
+            raise ValueError(f"panels[{index}].curves[{number}]: x and y differ in length, {len(x)} and {len(y)}")
+        ax.plot(x, y, label=curve.label, **curve.style)
+    for reference in panel.references:
+        if reference.axis not in ("x", "y"):
+            raise ValueError(f"a Reference's axis must be 'x' or 'y', got {reference.axis!r}")
+        line = ax.axhline if reference.axis == "y" else ax.axvline
+        line(reference.value, label=reference.label, **reference.style)
+    _set_scale(ax, "x", panel.xscale)
+    _set_scale(ax, "y", panel.yscale)
+    ax.set(title=panel.title, xlabel=panel.xlabel, ylabel=panel.ylabel)
+    if panel.xlim is not None:
+        ax.set_xlim(panel.xlim)
+    if panel.ylim is not None:
+        ax.set_ylim(panel.ylim)
+    for reference in panel.references:  # after the limits, so the text sits inside the axes
+        if reference.text is not None:
+            if reference.axis == "y":
+                ax.text(ax.get_xlim()[0], reference.value, reference.text, va="bottom", color="0.3")
+            else:
+                ax.text(reference.value, ax.get_ylim()[1], reference.text, ha="right", va="top", color="0.3")
+    if panel.title_size is not None:
+        ax.title.set_fontsize(panel.title_size)
+    if panel.legend is not None and ax.get_legend_handles_labels()[1]:
+        ax.legend(loc=cast(Any, panel.legend), fontsize=panel.legend_size)
+
+
+def line_panels(
+    panels: Sequence[LinePanel],
+    *,
+    ncols: int | None = None,
+    figsize: tuple[float, float] | None = None,
+    suptitle: str | None = None,
+) -> Figure:
+    """Draw a grid of panels of curves, e.g. scores against the key position for several heads.
+
+    Args:
+        panels: the :class:`LinePanel` of every axes, row by row.
+        ncols: number of columns of the grid (default: all in one row).
+        figsize: figure size (default: 3.7 inches per column, 3.2 per row).
+        suptitle: title of the whole figure.
+
+    Returns:
+        The figure; ``fig.axes[k]`` is panel ``k`` (unused cells of the grid are hidden).
+
+    Raises:
+        ValueError: if ``panels`` is empty, a curve's ``x`` and ``y`` differ in length or are
+            not 1-D, a scale is unknown, or a reference line's axis is not ``"x"``/``"y"``.
+        TypeError: if a panel is not a :class:`LinePanel` or a curve's data is not numeric.
+    """
+    panels = list(panels)
+    if not panels:
+        raise ValueError("panels must contain at least one LinePanel")
+    ncols = len(panels) if ncols is None else check_int("ncols", ncols, minimum=1)
+    nrows = -(-len(panels) // ncols)
+    figsize = figsize or (3.7 * ncols, 3.2 * nrows)
+    fig, axes = plt.subplots(nrows, ncols, figsize=figsize, squeeze=False, layout="constrained")
+    for index, ax in enumerate(axes.flat):
+        if index < len(panels):
+            _draw_panel(ax, panels[index], index)
+        else:
+            ax.remove()
+    if suptitle is not None:
+        fig.suptitle(suptitle)
+    return fig
+
+
+@dataclass(frozen=True)
+class WindowSummary:
+    """A curve summarised over windows of its ``x``: centre, mean, minimum and maximum of each."""
+
+    centres: np.ndarray
+    mean: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+
+
+def log_windows(x: Vector, y: Vector, *, per_decade: int = 20) -> WindowSummary:
+    """Summarise ``y(x)`` over windows of equal width on a logarithmic ``x`` axis.
+
+    A curve that oscillates faster than a figure can show (a score against distances up to
+    10^5) is drawn as its window average with a band between its window extremes.
+
+    Args:
+        x: positive, increasing positions (e.g. distances ``1 .. N``).
+        y: the values at ``x``.
+        per_decade: number of windows per factor of 10 of ``x`` (>= 1); windows that contain
+            no integer ``x`` are dropped.
+
+    Returns:
+        A :class:`WindowSummary` with one entry per non-empty window.
+
+    Raises:
+        ValueError: if ``x`` and ``y`` differ in length, are empty, or ``x`` is not positive
+            and increasing.
+    """
+    per_decade = check_int("per_decade", per_decade, minimum=1)
+    xs, ys = _as_vector("x", x).astype(float), _as_vector("y", y).astype(float)
+    if xs.shape != ys.shape or xs.size == 0:
+        raise ValueError(f"x and y must be non-empty and of equal length, got {xs.size} and {ys.size}")
+    if xs[0] <= 0 or np.any(np.diff(xs) <= 0):
+        raise ValueError("x must be positive and increasing (windows are taken on a log scale)")
+    decades = np.log10(xs[-1] / xs[0]) if xs[-1] > xs[0] else 0.0
+    count = max(1, int(np.ceil(decades * per_decade)))
+    edges = np.unique(np.round(xs[0] * np.logspace(0, decades, count + 1)))
+    window = np.clip(np.searchsorted(edges, xs, side="right") - 1, 0, None)
+    used = np.unique(window)
+    reduce: list[tuple[Callable[[np.ndarray], Any], np.ndarray]] = [
+        (np.mean, xs),
+        (np.mean, ys),
+        (np.min, ys),
+        (np.max, ys),
+    ]
+    centres, mean, low, high = (np.array([f(v[window == w]) for w in used]) for f, v in reduce)
+    return WindowSummary(centres=centres, mean=mean, low=low, high=high)
+
+
+def band_traces(
+    summary: WindowSummary,
+    *,
+    marker: tuple[float, float] | None = None,
+    colour: str = "#1f77b4",
+    marker_name: str = "marker",
+) -> list[Any]:
+    """Plotly traces of a :class:`WindowSummary`: the band between its extremes, its mean, a marker.
+
+    Args:
+        summary: the windowed curve (see :func:`log_windows`).
+        marker: optional ``(x, y)`` point drawn as a red dot (e.g. where the curve first falls
+            below a level).
+        colour: colour of the mean line and (translucent) of the band.
+        marker_name: hover text of the marker.
+
+    Returns:
+        ``[band, mean]`` or ``[band, mean, marker]`` plotly ``Scatter`` traces.
+    """
+    import plotly.graph_objects as go
+
+    red, green, blue = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    x = summary.centres.round(1)
+    traces = [
+        go.Scatter(
+            x=[*x, *x[::-1]],
+            y=[*summary.high.round(4), *summary.low.round(4)[::-1]],
+            fill="toself",
+            fillcolor=f"rgba({red}, {green}, {blue}, 0.25)",
+            line={"width": 0},
+            hoverinfo="skip",
+            name="range in a window",
+        ),
+        go.Scatter(
+            x=x,
+            y=summary.mean.round(4),
+            name="window average",
+            line={"color": colour, "width": 2.5},
+            customdata=np.stack((summary.low, summary.high), -1).round(4),
+            hovertemplate="x ≈ %{x:,.0f}<br>average: %{y:.3f}<br>range: %{customdata[0]:.3f} "
+            "to %{customdata[1]:.3f}<extra></extra>",
+        ),
+    ]
+    if marker is not None:
+        traces.append(
+            go.Scatter(
+                x=[marker[0]],
+                y=[marker[1]],
+                mode="markers",
+                name=marker_name,
+                marker={"color": "#d62728", "size": 10},
+                hovertemplate=f"{marker_name} at %{{x:,}}<extra></extra>",
+            )
+        )
+    return traces
+
+
+__all__ += ["Curve", "LinePanel", "Reference", "WindowSummary", "band_traces", "line_panels", "log_windows"]
 
 
 # ---- chapters 8–9 (Part V) ----
@@ -1092,3 +1844,109 @@ def stretch_accuracy_panels(
 
 
 __all__ += ["stretch_accuracy_panels"]
+
+def accuracy_by_length(
+    panels: dict[str, dict[str, tuple[Sequence[float], Sequence[float], Sequence[float]]]],
+    scales: Sequence[int],
+    *,
+    chance: float,
+    ylabel: str = "accuracy beyond L",
+    ncols: int | None = None,
+) -> tuple[Figure, np.ndarray]:
+    """Small multiples of a metric against the evaluation length, one panel per task.
+
+    Args:
+        panels: ``{title: {series: (mean, low, high)}}``, each sequence with one value per scale;
+            the band between ``low`` and ``high`` is drawn around the mean.
+        scales: the evaluation lengths as multiples ``s`` of the training length (x axis, log 2).
+        chance: the chance level, drawn as a dotted line in every panel.
+        ylabel: label of the y axis.
+        ncols: panels per row (default: all in one row).
+
+    Returns:
+        ``(fig, axes)`` with ``axes`` a 1-D array of the panels.
+
+    Raises:
+        ValueError: if there is no panel, or a series does not have one value per scale.
+    """
+    if not panels:
+        raise ValueError("panels must not be empty")
+    ncols = check_int("ncols", ncols if ncols is not None else len(panels), minimum=1)
+    nrows = -(-len(panels) // ncols)
+    fig, grid = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.4 * nrows), sharey=True,
+                             squeeze=False, layout="constrained")
+    axes = grid.ravel()
+    for ax, (title, series) in zip(axes, panels.items(), strict=False):
+        for name, (mean, low, high) in series.items():
+            if not len(mean) == len(low) == len(high) == len(scales):
+                raise ValueError(f"series {name!r} of {title!r} needs {len(scales)} values per statistic")
+            (line,) = ax.plot(scales, mean, marker="o", markersize=3, label=name)
+            ax.fill_between(scales, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
+        ax.axhline(chance, color="gray", linestyle=":", linewidth=1, label="chance")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(list(scales), [f"{s}L" if s > 1 else "L" for s in scales])
+        ax.set(title=title, xlabel="evaluation length")
+    for ax in axes[len(panels):]:
+        ax.set_visible(False)
+    for ax in grid[:, 0]:
+        ax.set_ylabel(ylabel)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 8), fontsize=8)
+    return fig, axes
+
+
+def loss_curves(
+    curves: dict[str, list[Sequence[float]]],
+    *,
+    every: int,
+    converged: dict[str, list[bool]] | None = None,
+    ncols: int = 4,
+    title: str | None = None,
+) -> tuple[Figure, np.ndarray]:
+    """Small multiples of training-loss curves: one panel per model family, one line per seed.
+
+    Args:
+        curves: ``{panel title: [loss curve of each seed]}``; point ``i`` of a curve is the mean
+            loss of steps ``i * every + 1 .. (i + 1) * every``.
+        every: steps per point (>= 1).
+        converged: optional ``{panel title: [converged?]}``; a seed that did not converge is
+            drawn dashed and counted in the panel's title.
+        ncols: panels per row.
+        title: optional title of the figure.
+
+    Returns:
+        ``(fig, axes)`` with ``axes`` a 1-D array of the panels (log-scale loss).
+
+    Raises:
+        ValueError: if ``curves`` is empty or ``converged`` does not match it.
+    """
+    if not curves:
+        raise ValueError("curves must not be empty")
+    every = check_int("every", every, minimum=1)
+    ncols = check_int("ncols", min(ncols, len(curves)), minimum=1)
+    nrows = -(-len(curves) // ncols)
+    fig, grid = plt.subplots(nrows, ncols, figsize=(2.6 * ncols, 2.1 * nrows), sharex=True, sharey=True,
+                             squeeze=False, layout="constrained")
+    axes = grid.ravel()
+    for ax, (name, seeds) in zip(axes, curves.items(), strict=False):
+        flags = converged.get(name, [True] * len(seeds)) if converged is not None else [True] * len(seeds)
+        if len(flags) != len(seeds):
+            raise ValueError(f"converged[{name!r}] needs one flag per seed ({len(seeds)})")
+        for curve, done in zip(seeds, flags, strict=True):
+            steps = every * (np.arange(len(curve)) + 1)
+            ax.plot(steps, curve, linewidth=1, linestyle="-" if done else "--")
+        failed = flags.count(False)
+        ax.set_title(name + (f" ({failed} not converged)" if failed else ""), fontsize=9)
+        ax.set_yscale("log")
+    for ax in axes[len(curves):]:
+        ax.set_visible(False)
+    for ax in grid[-1]:
+        ax.set_xlabel("step")
+    for ax in grid[:, 0]:
+        ax.set_ylabel("training loss")
+    if title:
+        fig.suptitle(title)
+    return fig, axes
+
+
+__all__ += ["accuracy_by_length", "loss_curves"]

@@ -165,6 +165,7 @@ class FineTune:
         factor: scale factor ``s``; the fine-tune runs at ``length = s L``.
         steps: optimiser steps (constant learning rate, AdamW, gradients clipped at 1).
         learning_rate: AdamW learning rate.
+        batch_size: sequences of length ``s L`` per step.
     """
 
     base: str
@@ -172,12 +173,14 @@ class FineTune:
     factor: float = 4.0
     steps: int = 100
     learning_rate: float = 1e-3
+    batch_size: int = 16
 
     def __post_init__(self) -> None:
         check_choice("rule", self.rule, tuple(r for r in STRETCH_RULES if r != "dynamic-ntk"))
         check_positive_float("factor", self.factor)
         check_int("steps", self.steps, minimum=1)
         check_positive_float("learning_rate", self.learning_rate)
+        check_int("batch_size", self.batch_size, minimum=1)
 
 
 def fine_tune(
@@ -203,7 +206,7 @@ def fine_tune(
     start = time.perf_counter()
     model.train()
     for _ in range(plan.steps):
-        tokens, labels = make_batch(config, config.batch_size, length, generator=data)
+        tokens, labels = make_batch(config, plan.batch_size, length, generator=data)
         logits = model(tokens)
         loss = F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=IGNORE)
         optimizer.zero_grad(set_to_none=True)
