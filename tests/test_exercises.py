@@ -1383,6 +1383,7 @@ def test_position_recovery_correct_styles_pass(fn):
     ("fn", "phrases"),
     [
         (lambda o: torch.round(1 / o - 1), ["in the dtype of the outputs"]),
+        (lambda o: torch.round(1 / o) - 1, ["in the dtype of the outputs"]),
         (lambda o: (1 / o.double() - 1).long(), ["you truncated"]),
         (lambda o: [int(1 / v - 1) for v in o.double().tolist()], ["you truncated"]),
         (lambda o: torch.ceil(1 / o.double() - 1), ["rounded 1/o - 1 up"]),
@@ -1672,6 +1673,7 @@ def test_decode_positions_correct_styles_pass(fn):
         (lambda c, n: [c - 1 + t for t in range(n)], ["start at cache_len - 1"]),
         (lambda c, n: [c] * n, ["the same position"]),
         (lambda c, n: torch.arange(c + n), ["the whole sequence"]),
+        (lambda c, n: list(range(c, c + n + 1)), ["num_new + 1 positions"]),
     ],
 )
 def test_decode_positions_mistakes_are_named(fn, phrases):
@@ -1796,6 +1798,7 @@ def test_slowest_wavelength_correct_styles_pass(fn):
         (lambda d, b: (2 * math.pi / posenc.rope_frequencies(d, b))[-2], ["you took pair d/2 - 2"]),
         (lambda d, b: (2 * math.pi / posenc.rope_frequencies(d, b))[1], ["the fastest pairs"]),
         (lambda d, b: 2 * math.pi * b ** ((d - 1) / d), ["your exponent is 1 - 1/d"]),
+        (lambda d, b: 2 * math.pi / b ** (-(d / 2 - 1) / d), ["your exponent lacks the factor 2"]),
     ],
 )
 def test_slowest_wavelength_mistakes_are_named(fn, phrases):
