@@ -5,13 +5,15 @@ The nbgrader steps run when ``COURSE_DIR`` names the course ``make assignments``
 sources. The round trip autogrades, in a copy
 of the course, two submissions of the sinusoidal chapter: one made from the book's solutions
 (full marks) and one with a typical mistake, the ``base`` argument ignored (partial marks, and
-the checker's diagnosis in the feedback the student receives).
+the checker's diagnosis in the feedback the student receives); and, for every other chapter, a
+submission with one typical mistake (:data:`MISTAKES`), whose feedback names it.
 """
 
 from __future__ import annotations
 
 import ast
 import csv
+import html
 import os
 import re
 import shutil
@@ -23,6 +25,7 @@ import nbformat
 import pytest
 from bookkit import exercise_catalog as catalog
 from bookkit.assignments import POINTS, build_course
+from bookkit.wire_checkers import STARTERS
 
 ROOT = Path(__file__).resolve().parent.parent
 COURSE_DIR = os.environ.get("COURSE_DIR")
@@ -116,23 +119,63 @@ def _base_ignored(answer: str) -> str:
     )
 
 
-def _submission(course: Path, student: str, *, mistake: Callable[[str], str] | None = None) -> None:
-    """The released notebook with every answer taken from the book (optionally with a mistake)."""
-    source = nbformat.read(course / "source" / ROUND_TRIP / f"{ROUND_TRIP}.ipynb", as_version=4)
+#: Per chapter: an exercise, the body of a typical wrong answer to it, and what the feedback must say.
+MISTAKES = {
+    "01_permutation_invariance": ("ex-perm-2", "return torch.softmax((y @ w_q) @ (z @ w_k).T, -1) @ (z @ w_v)",
+                                  "your scores are not divided by sqrt(d_k)"),
+    "02_one_hot_and_learned": ("ex-abs-4", "return initial * (1 - lr * weight_decay) ** (steps - 1)",
+                               "your exponent is T - 1"),
+    "04_relative_position": ("ex-rel-4",
+                             "p = torch.arange(length)\nreturn slopes[:, None, None] * (p[:, None] - p[None, :])",
+                             "your bias has the wrong sign"),
+    "05_rope_derivation": ("ex-ropea-5",
+                           "from posenc import apply_rope\nreturn apply_rope(outputs, positions, base=base)",
+                           "you rotated the outputs forward"),
+    "06_rope_complex_and_implementations": ("ex-ropeb-5", "return torch.arange(num_new)", "restart at 0"),
+    "07_rope_long_range": ("ex-ropec-1", "import math\nreturn 2 * math.pi * base", "you returned 2π b"),
+    "08_trained_extrapolation": ("ex-trained-3",
+                                 "p = positions.long().double()\n"
+                                 "return -slopes[:, None, None] * (p[None, :] - p[:, None]).abs()",
+                                 "converted the positions to integers"),
+    "09_stretching_rope": ("ex-stretch-7", "return (base ** (-torch.arange(0, dim, 2) / dim)) * factor",
+                           "you multiply the frequencies by the factor"),
+}
+
+
+def _with_body(body: str) -> Callable[[str], str]:
+    """Replace an answer's body (after its def line and docstring) by ``body``."""
+
+    def replace(answer: str) -> str:
+        function = next(node for node in ast.parse(answer).body if isinstance(node, ast.FunctionDef))
+        first = function.body[0]
+        header_end = first.end_lineno if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) else (
+            function.lineno)
+        header = "\n".join(answer.splitlines()[:header_end])
+        indent = " " * (function.col_offset + 4)
+        return header + "\n" + "\n".join(indent + line for line in body.splitlines())
+
+    return replace
+
+
+def _submission(course: Path, student: str, *, mistake: Callable[[str], str] | None = None,
+                chapter: str = ROUND_TRIP, only: str | None = None) -> None:
+    """The released notebook with every answer taken from the book (optionally with a mistake,
+    in every answer or, with ``only``, in the answer of that exercise)."""
+    source = nbformat.read(course / "source" / chapter / f"{chapter}.ipynb", as_version=4)
     answers = {
         cell.metadata.nbgrader.grade_id: "\n".join(
             line for line in cell.source.splitlines() if line.strip() not in (BEGIN, END)
         )
         for cell in source.cells if cell.metadata.get("nbgrader", {}).get("solution")
     }
-    released = nbformat.read(course / "release" / ROUND_TRIP / f"{ROUND_TRIP}.ipynb", as_version=4)
+    released = nbformat.read(course / "release" / chapter / f"{chapter}.ipynb", as_version=4)
     for cell in released.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         if grade_id in answers:
             cell.source = answers[grade_id]
-            if mistake:
+            if mistake and (only is None or grade_id == f"{only}-answer"):
                 cell.source = mistake(cell.source)
-    target = course / "submitted" / student / ROUND_TRIP / f"{ROUND_TRIP}.ipynb"
+    target = course / "submitted" / student / chapter / f"{chapter}.ipynb"
     target.parent.mkdir(parents=True)
     nbformat.write(released, target)
 
@@ -145,8 +188,13 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(Path(COURSE_DIR or ""), course, ignore=skipped)
     _submission(course, "solved")
     _submission(course, "mistaken", mistake=_base_ignored)
-    _nbgrader(course, "autograde", ROUND_TRIP, "--create")
-    _nbgrader(course, "generate_feedback", ROUND_TRIP)
+    chapters = [name for name in MISTAKES if (course / "release" / name).exists()]
+    for chapter in chapters:
+        label, body, _ = MISTAKES[chapter]
+        _submission(course, "mistaken", mistake=_with_body(body), chapter=chapter, only=label)
+    for chapter in [ROUND_TRIP, *chapters]:
+        _nbgrader(course, "autograde", chapter, "--create")
+        _nbgrader(course, "generate_feedback", chapter)
     _nbgrader(course, "export", "--to", str(course / "grades.csv"))
     return course
 
@@ -175,6 +223,40 @@ def test_a_typical_mistake_gets_partial_marks_and_the_checkers_diagnosis(graded:
     assert "failed 3 of 8 hidden cases" in feedback
 
 
+@needs_nbgrader
+@pytest.mark.parametrize("chapter", sorted(MISTAKES))
+def test_every_chapter_feedback_names_a_typical_mistake(graded: Path, chapter: str) -> None:
+    label, _, diagnosis = MISTAKES[chapter]
+    assert label in {exercise.label for exercise in _graded_exercises()[chapter]}
+    feedback = html.unescape(
+        (graded / "feedback" / "mistaken" / chapter / f"{chapter}.html").read_text(encoding="utf-8"))
+    assert diagnosis in feedback
+    assert "first differing input: fn(" in feedback or "should have frequency" in feedback
+
+
+def test_every_chapter_mistake_is_named_by_its_checker(source_course: Path) -> None:
+    """Without nbgrader: each chapter's mistaken answer, run with its test cell, gets its diagnosis."""
+    import math
+
+    import torch
+
+    import posenc
+    import posenc.exercises
+
+    cells = {label: (answer, test) for label, answer, test in _answer_and_test_cells(source_course)}
+    checked = [(label, body, diagnosis) for label, body, diagnosis in MISTAKES.values() if label in cells]
+    assert checked  # the others are not graded until bookkit.wire_checkers has added their starter
+    for label, body, diagnosis in checked:
+        answer, test = cells[label]
+        namespace = {**{name: getattr(posenc, name) for name in posenc.__all__},
+                     **{name: getattr(posenc.exercises, name) for name in posenc.exercises.__all__},
+                     "math": math, "torch": torch}
+        exec(compile(_with_body(body)(answer), f"<{label}-mistake>", "exec"), namespace)  # noqa: S102
+        *statements, _ = test.splitlines()
+        exec(compile("\n".join(statements), f"<{label}-test>", "exec"), namespace)  # noqa: S102
+        assert not namespace["report"].passed and diagnosis in str(namespace["report"]), str(namespace["report"])
+
+
 def test_the_instructor_guide_lists_every_checked_exercise() -> None:
     """The guide's table of checkers is the catalog's: exercise, checker, stars and points."""
     import posenc.exercises
@@ -191,8 +273,9 @@ def test_the_instructor_guide_lists_every_checked_exercise() -> None:
     ]
     assert rows == expected
     unused = set(posenc.exercises.__all__) - {"CheckResult"} - {checker for _, checker, _, _ in rows}
-    assert unused == {"check_alibi_slopes"}
-    assert all(f"`{checker}`" in guide for checker in unused)
+    to_wire = {starter.checker for starter in STARTERS}  # used once bookkit.wire_checkers has run
+    assert "check_alibi_slopes" in unused and unused <= {"check_alibi_slopes", *to_wire}
+    assert "`check_alibi_slopes`" in guide
 
 
 def _answer_and_test_cells(course: Path) -> list[tuple[str, str, str]]:

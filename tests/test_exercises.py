@@ -1383,6 +1383,7 @@ def test_position_recovery_correct_styles_pass(fn):
     ("fn", "phrases"),
     [
         (lambda o: torch.round(1 / o - 1), ["in the dtype of the outputs"]),
+        (lambda o: torch.round(1 / o) - 1, ["in the dtype of the outputs"]),
         (lambda o: (1 / o.double() - 1).long(), ["you truncated"]),
         (lambda o: [int(1 / v - 1) for v in o.double().tolist()], ["you truncated"]),
         (lambda o: torch.ceil(1 / o.double() - 1), ["rounded 1/o - 1 up"]),
@@ -1672,6 +1673,7 @@ def test_decode_positions_correct_styles_pass(fn):
         (lambda c, n: [c - 1 + t for t in range(n)], ["start at cache_len - 1"]),
         (lambda c, n: [c] * n, ["the same position"]),
         (lambda c, n: torch.arange(c + n), ["the whole sequence"]),
+        (lambda c, n: list(range(c, c + n + 1)), ["num_new + 1 positions"]),
     ],
 )
 def test_decode_positions_mistakes_are_named(fn, phrases):
@@ -1796,6 +1798,7 @@ def test_slowest_wavelength_correct_styles_pass(fn):
         (lambda d, b: (2 * math.pi / posenc.rope_frequencies(d, b))[-2], ["you took pair d/2 - 2"]),
         (lambda d, b: (2 * math.pi / posenc.rope_frequencies(d, b))[1], ["the fastest pairs"]),
         (lambda d, b: 2 * math.pi * b ** ((d - 1) / d), ["your exponent is 1 - 1/d"]),
+        (lambda d, b: 2 * math.pi / b ** (-(d / 2 - 1) / d), ["your exponent lacks the factor 2"]),
     ],
 )
 def test_slowest_wavelength_mistakes_are_named(fn, phrases):
@@ -2073,3 +2076,39 @@ def dynamic_from_one(d, b, s, n_train, n):
 )
 def test_scaling_student_mistakes_are_named(check, fn, phrases):
     assert_fails_with(check(fn), *phrases, "should have frequency")
+
+
+# --------------------------------------------------------------------------- no message names a mistake not made
+
+
+def test_relative_shift_single_query_bug_gets_no_memory_hint_and_no_named_mistake():
+    def squeezes(rel_logits):  # breaks only when Lq == 1: a bug of its own, not the memory
+        shifted = transformer_xl_rel_shift(rel_logits)
+        return shifted * 0 if rel_logits.shape[-2] == 1 else shifted
+
+    text = feedback(check_relative_shift(squeezes))
+    assert "works when Lq == Lk but not with a memory" not in text
+    assert "you keep the first Lq rows" not in text and "these are the unshifted logits" not in text
+    assert "Lq = 1" in text and "the value of the zero padding" in text
+
+
+def test_dynamic_ntk_hint_only_when_it_explains_the_failures():
+    def one_short_case_wrong(d, b, s, n_train, n):
+        right = formula_dynamic(d, b, s, n_train, n)
+        return right * 1.01 if (n_train, n) == (64, 48) else right
+
+    text = feedback(check_dynamic_ntk_frequencies(one_short_case_wrong))
+    assert "only the settings with seq_len below the training length failed" not in text
+    assert "pair ℓ = 0" in text
+
+
+def test_a_mistake_matching_only_some_failed_cases_is_not_named():
+    from posenc.exercises.foundations import reference_cross_attention
+
+    def sometimes_unscaled(y, z, wq, wk, wv):  # unscaled on one shape, a different bug on the others
+        if y.shape[0] == 3:
+            return torch.softmax((y @ wq) @ (z @ wk).T, -1) @ (z @ wv)
+        return reference_cross_attention(y, z, wq, wk, wv) + 0.5
+
+    text = feedback(check_cross_attention(sometimes_unscaled))
+    assert "not divided by sqrt(d_k)" not in text and "first wrong entry of the output" in text

@@ -222,6 +222,10 @@ class _Session:
         """Whether some case failed and every failed case has ``tag``."""
         return bool(self.failed_tags) and all(tag in tags for tags in self.failed_tags)
 
+    def failed_exactly_with(self, tag: str) -> bool:
+        """Whether the failed cases are exactly those with ``tag``: a hint about ``tag`` is then safe."""
+        return self.only_failed_with(tag) and not any(tag in tags for tags in self.passed_tags)
+
     def result(self, verified: Sequence[str]) -> CheckResult:
         if not self.problems:
             return CheckResult(self.exercise, True, (*verified, *self.notes.values()), self.cases)

@@ -116,6 +116,9 @@ _RECOVERY_MISTAKES = [
     _Mistake("recovery low precision", "you computed 1/o - 1 in the dtype of the outputs: convert to float64 "
              "first (outputs.double()), or the rounding of the low-precision division adds to the error",
              lambda o: (1.0 / o - 1.0).round().double()),
+    _Mistake("recovery low precision", "you computed 1/o - 1 in the dtype of the outputs: convert to float64 "
+             "first (outputs.double()), or the rounding of the low-precision division adds to the error",
+             lambda o: (1.0 / o).round() - 1.0),
     _Mistake("recovery truncated", "you truncated 1/o - 1 (int(), .long(), floor) instead of rounding it to the "
              "nearest integer: a value of 4.9999 must give 5",
              lambda o: (1.0 / o.double() - 1.0).floor()),

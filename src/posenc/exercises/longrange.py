@@ -58,6 +58,9 @@ _WAVELENGTH_MISTAKES = [
     _Mistake("wavelength fastest", "you returned the wavelength of the fastest pairs: the slowest pair is the "
              "last one, with the smallest frequency",
              lambda d, b: 2 * math.pi * b ** (2 / d)),
+    _Mistake("wavelength exponent two", "your exponent lacks the factor 2: pair ℓ has frequency b^(-2ℓ/d), so the "
+             "last pair's wavelength is 2π b^(2(d/2-1)/d) = 2π b^(1 - 2/d)",
+             lambda d, b: 2 * math.pi * b ** ((d / 2 - 1) / d)),
     _Mistake("wavelength exponent", "your exponent is 1 - 1/d: pair ℓ has frequency b^(-2ℓ/d), so the last pair's "
              "exponent is -(d - 2)/d = -(1 - 2/d)",
              lambda d, b: 2 * math.pi * b ** (1 - 1 / d)),

@@ -189,6 +189,9 @@ _DECODE_MISTAKES = [
     _Mistake("decode same position", "all your new tokens get the same position: token t of the step is at "
              "cache_len + t",
              lambda c, n: torch.full((n,), c)),
+    _Mistake("decode one too many", "you returned num_new + 1 positions (range(cache_len, cache_len + num_new + 1)): "
+             "the new tokens are at cache_len, ..., cache_len + num_new - 1",
+             lambda c, n: torch.arange(c, c + n + 1)),
     _Mistake("decode whole sequence", "you returned the positions of the whole sequence, arange(cache_len + "
              "num_new): return only those of the new tokens",
              lambda c, n: torch.arange(c + n)),

@@ -200,7 +200,7 @@ def _check_rule(fn: Callable[..., Any], rule: _Rule, yarn: bool = False) -> Chec
             session.problems.pop("frequencies", None)
             session.problems[named[0].key] = f"{failures[0][0]}: {named[0].explanation}"
         for _, tag, hint in rule.hints:
-            if session.only_failed_with(tag):
+            if session.failed_exactly_with(tag):
                 session.problem(f"{tag} hint", hint)
         return [f"matches the reference on {session.cases} hidden settings", *rule.verified]
 
