@@ -3,7 +3,8 @@
 #   make book    build the website into _build/html (creates .venv on first use; cached execution)
 #   make test    every test: posenc unit/property tests and notebook checks, a clean build with
 #                every notebook executed in a fresh kernel and warnings as errors, the per-notebook
-#                time budget, a real-browser check of the built site, the student edition, the
+#                time budget, every chapter again with shifted seeds, chapters run outside the
+#                repository, a real-browser check of the built site, the student edition, the
 #                PDF editions and the nbgrader course graded end to end
 #   make lab     JupyterLab on the notebooks, with the book's environment as kernel
 #   make bench   the RoPE timing table and the attention layer's training-path speed on this machine
@@ -35,10 +36,10 @@ MODEL_CACHE ?= _build/posenc-cache
 BUILD_ENV = POSENC_PROGRESS=0 POSENC_CACHE_DIR=$(abspath $(MODEL_CACHE)) POSENC_BOOK_BUILD=1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help env book student test unit build-test seeds-test student-test browser pdf-test lab bench train fix-notebooks clean pdf assignments
+.PHONY: help env book student test unit build-test seeds-test outside-test student-test browser pdf-test lab bench train fix-notebooks clean pdf assignments
 
 help:
-	@sed -n '3,13p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
 
 # ---- environment -----------------------------------------------------------------------------
 
@@ -118,7 +119,7 @@ assignments: $(INSTALLED) $(NBGRADER_INSTALLED)
 
 # ---- tests -------------------------------------------------------------------------------------
 
-test: unit build-test browser student-test pdf-test assignments
+test: unit build-test seeds-test outside-test browser student-test pdf-test assignments
 	@echo "make test: all checks passed"
 
 unit: $(INSTALLED)
@@ -142,6 +143,16 @@ build-test: $(INSTALLED)
 SEED_OFFSETS ?= 1 2
 seeds-test: $(INSTALLED)
 	$(BIN)/python -m bookkit.seed_shift --offsets $(SEED_OFFSETS)
+
+# Chapters as a reader outside the repository runs them (bookkit/outside.py): a fresh venv with
+# only Jupyter, each notebook copied out, its bootstrap cell installing posenc[book] from a local
+# clone of the committed branch. make test runs the chapters that need more than posenc: d2l
+# (chapter 1), the packaged MiniLM weights (chapter 2) and the stored models (chapter 9); the
+# imports of every chapter are checked against the extra by tests/test_packaging.py.
+OUTSIDE_CHAPTERS ?= notebooks/01_permutation_invariance.ipynb notebooks/02_one_hot_and_learned.ipynb \
+	notebooks/09_stretching_rope.ipynb
+outside-test: $(INSTALLED)
+	$(BIN)/python -m bookkit.outside $(OUTSIDE_CHAPTERS)
 
 browser: $(INSTALLED) $(BROWSER)
 	SITE_DIR=$(TEST_OUTPUT)/_build/html SCREENSHOT_DIR=$(TEST_OUTPUT)/screenshots \

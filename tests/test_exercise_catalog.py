@@ -254,3 +254,84 @@ def test_handout_notebooks_are_the_executed_student_notebooks(chapter: catalog.C
     assert _sources(handout) == _sources(built)
     assert all(not cell.get("outputs") for cell in handout.cells if cell.cell_type == "code")
     assert not any("solution" in cell.metadata.get("tags", []) for cell in handout.cells)
+
+
+# ---- checker coverage and the wiring of checker cells ----------------------------------------------------
+
+
+def test_the_index_says_which_exercises_have_a_checker_and_why_not() -> None:
+    from bookkit.wire_checkers import STARTERS
+
+    index = catalog.exercise_index_markdown(CHAPTERS)
+    checked, coding = catalog.coverage(CHAPTERS)
+    assert f"Auto-checkers: {checked} of the {coding} exercises with code have one" in index
+    for chapter in CHAPTERS:
+        for exercise in chapter.exercises:
+            text = catalog.checker_text(exercise)
+            assert (text.startswith("`check_") if exercise.checkers else text.startswith("no checker")), text
+            if "code" in exercise.kinds and not exercise.checkers:  # to be wired, or said why not
+                assert exercise.label in catalog.NO_CHECKER_REASONS or exercise.label in {
+                    starter.label for starter in STARTERS}, f"say why {exercise.label} has no checker"
+
+
+def _wired_notebook(text: str) -> dict:
+    return {"cells": [{"cell_type": "markdown", "id": "a", "metadata": {}, "source": text.splitlines(keepends=True)}],
+            "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+
+def test_wiring_inserts_the_starter_after_the_exercise_and_splits_its_cell() -> None:
+    import json
+
+    from bookkit.wire_checkers import STARTERS, wire
+
+    starter = next(s for s in STARTERS if s.label == "ex-ropec-1")
+    exercise = "```{exercise} Period\n:label: ex-ropec-1\n\n*Kind: code · Difficulty: ★*\n\nDo it.\n```"
+    notebook = _wired_notebook(
+        f"## Exercises\n\n{exercise}\n\n```{{solution-start}} ex-ropec-1\n:label: s\n```\n\n"
+        "A.\n\n```{solution-end}\n```"
+    )
+    assert wire(notebook, starter) == "inserted (exercise cell split)"
+    kinds = [(cell["cell_type"], "".join(cell["source"])[:14]) for cell in notebook["cells"]]
+    assert kinds == [("markdown", "## Exercises\n\n"), ("code", "from posenc.ex"), ("markdown", "```{solution-s")]
+    assert "".join(notebook["cells"][0]["source"]).endswith(exercise)
+    assert notebook["cells"][1]["metadata"]["tags"] == ["exercise-starter", "remove-output"]
+    before = [dict(cell) for cell in notebook["cells"]]
+    assert wire(notebook, starter) == "present"  # idempotent
+    assert notebook["cells"] == before
+    # The student edition keeps the starter, and the catalogue finds its checker.
+    chapter_notebook = nbformat.reads(json.dumps(notebook), as_version=4)
+    stripped, removed = catalog.strip_solutions(chapter_notebook)
+    assert removed == ["s"] and any("check_slowest_wavelength(" in cell.source for cell in stripped.cells)
+
+
+def test_wiring_reports_a_missing_label_and_goes_on(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import json
+
+    from bookkit.wire_checkers import main
+
+    exercise = "```{exercise} Period\n:label: ex-ropec-1\n\n*Kind: code.*\n\nDo it.\n```"
+    (tmp_path / "07.ipynb").write_text(json.dumps(_wired_notebook(exercise), indent=1) + "\n", encoding="utf-8")
+    assert main(["--notebooks", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "ex-ropec-1" in out and "inserted" in out
+    assert "ex-perm-2" in out and "WARNING: no exercise with this label" in out
+    wired = (tmp_path / "07.ipynb").read_text(encoding="utf-8")
+    assert main(["--notebooks", str(tmp_path)]) == 0
+    assert (tmp_path / "07.ipynb").read_text(encoding="utf-8") == wired
+    assert main(["--check", "--notebooks", str(tmp_path)]) == 1  # other labels are missing here
+
+
+def test_every_wired_starter_is_short_valid_and_not_implemented_yet() -> None:
+    import ast
+
+    from bookkit.wire_checkers import STARTERS, WIDTH
+
+    import posenc.exercises
+
+    for starter in STARTERS:
+        source = starter.source()
+        assert max(len(line) for line in source.splitlines()) <= WIDTH, starter.label
+        namespace: dict = {}
+        exec(compile(ast.parse(source), starter.label, "exec"), namespace)  # noqa: S102 (our own stub)
+        result = getattr(posenc.exercises, starter.checker)(namespace[starter.function])
+        assert not result and "not implemented yet" in str(result)

@@ -1086,6 +1086,27 @@ CHECKERS = {
 }
 
 
+
+def _tensor_out(reference):
+    def wrapped(*args, **kwargs):
+        result = reference(*args, **kwargs)
+        return result if isinstance(result, torch.Tensor) else torch.tensor(result, dtype=torch.float64)
+
+    return wrapped
+
+
+def _register_new_checkers():
+    from posenc.exercises import biases, extrapolation, foundations, longrange, rotations
+
+    for module in (foundations, biases, rotations, longrange, extrapolation):
+        for name in module.__all__:
+            reference = getattr(module, "reference_" + name.removeprefix("check_"))
+            CHECKERS[name.removeprefix("check_").replace("_", " ")] = (getattr(module, name), _tensor_out(reference))
+
+
+_register_new_checkers()
+
+
 @pytest.fixture(params=sorted(CHECKERS))
 def checker(request):
     return CHECKERS[request.param]
@@ -1209,24 +1230,9 @@ def test_check_result_is_a_frozen_boolean_report():
 
 def test_exercises_are_exported():
     assert posenc.exercises.check_sinusoidal is check_sinusoidal
-    assert set(posenc.exercises.__all__) == {
-        "CheckResult",
-        "check_alibi_slopes",
-        "check_apply_rope",
-        "check_apply_rope_2d",
-        "check_attention",
-        "check_dynamic_ntk_frequencies",
-        "check_llama3_frequencies",
-        "check_ntk_frequencies",
-        "check_padded_positions",
-        "check_pi_frequencies",
-        "check_relative_shift",
-        "check_repeat_kv",
-        "check_shaw_index",
-        "check_sinusoidal",
-        "check_t5_bucket",
-        "check_yarn_frequencies",
-    }
+    names = {name for name in dir(posenc.exercises) if name.startswith("check_")}
+    assert set(posenc.exercises.__all__) == {"CheckResult", *names}
+    assert len(names) == 33
     assert all(getattr(posenc.exercises, name).__module__ == "posenc.exercises" for name in posenc.exercises.__all__)
 
 
@@ -1260,3 +1266,810 @@ def test_score_is_the_share_of_hidden_cases_passed():
 
     assert check_sinusoidal(not_started).score == 0.0
     assert CheckResult("demo", False, ("wrong",), 3, 3).score == 0.0
+
+
+# =========================================================================== checkers of the other coding exercises
+# Each: correct implementations in other styles pass; at least five wrong implementations, written as a
+# student would write them, are rejected with the mistake named and the first differing input shown.
+
+from posenc.exercises import (  # noqa: E402
+    check_alibi_bias_at_positions,
+    check_alibi_bias_from_slopes,
+    check_concatenated_sinusoidal,
+    check_cross_attention,
+    check_decayed_rows,
+    check_decode_positions,
+    check_expected_score,
+    check_extended_rows,
+    check_linear_rope_attention,
+    check_position_parameter_counts,
+    check_position_recovery,
+    check_positional_head_query,
+    check_reversal_gap,
+    check_rope_matrix_2d_blocks,
+    check_score_asymmetry,
+    check_slowest_wavelength,
+    check_streaming_cache,
+    check_unrotated_outputs,
+)
+from posenc.exercises.biases import (  # noqa: E402
+    reference_alibi_bias_at_positions,
+    reference_alibi_bias_from_slopes,
+    reference_reversal_gap,
+)
+from posenc.exercises.extrapolation import reference_extended_rows  # noqa: E402
+from posenc.exercises.foundations import (  # noqa: E402
+    reference_concatenated_sinusoidal,
+    reference_decayed_rows,
+    reference_position_parameter_counts,
+    reference_position_recovery,
+)
+from posenc.exercises.longrange import (  # noqa: E402
+    reference_expected_score,
+    reference_positional_head_query,
+    reference_score_asymmetry,
+    reference_slowest_wavelength,
+)
+from posenc.exercises.rotations import (  # noqa: E402
+    reference_decode_positions,
+    reference_linear_rope_attention,
+    reference_rope_matrix_2d_blocks,
+    reference_streaming_cache,
+    reference_unrotated_outputs,
+)
+
+FIRST_INPUT = "first differing input: fn("
+
+
+def assert_named(result: CheckResult, *phrases: str) -> None:
+    """Rejected, the mistake named by its phrases, and the first differing input shown."""
+    assert_fails_with(result, *phrases, FIRST_INPUT)
+
+
+# --------------------------------------------------------------------------- ex-perm-2 cross-attention
+
+
+def loop_cross_attention(y, z, w_q, w_k, w_v):
+    q, k, v = y @ w_q, z @ w_k, z @ w_v
+    rows = []
+    for i in range(q.shape[0]):
+        scores = torch.stack([q[i] @ k[j] for j in range(k.shape[0])]) / k.shape[1] ** 0.5
+        weights = scores.exp() / scores.exp().sum()
+        rows.append(weights @ v)
+    return torch.stack(rows)
+
+
+@pytest.mark.parametrize("fn", [
+    loop_cross_attention,
+    lambda y, z, q, k, v: torch.nn.functional.scaled_dot_product_attention(y @ q, z @ k, z @ v),
+])
+def test_cross_attention_correct_styles_pass(fn):
+    assert_passes(check_cross_attention(fn))
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (lambda y, z, wq, wk, wv: torch.softmax((z @ wq) @ (y @ wk).T / wk.shape[1] ** 0.5, -1) @ (y @ wv),
+         ["your queries come from z"]),
+        (lambda y, z, wq, wk, wv: torch.softmax((y @ wq) @ (z @ wk).T / wk.shape[1] ** 0.5, 0) @ (z @ wv),
+         ["normalises over the queries (dim=0)"]),
+        (lambda y, z, wq, wk, wv: torch.softmax((y @ wq) @ (z @ wk).T, -1) @ (z @ wv), ["not divided by sqrt(d_k)"]),
+        (lambda y, z, wq, wk, wv: torch.softmax((y @ wq) @ (z @ wk).T / math.sqrt(y.shape[1]), -1) @ (z @ wv),
+         ["square root of the model width"]),
+        (lambda y, z, wq, wk, wv: torch.softmax((y @ wq) @ (z @ wk).T / wk.shape[1], -1) @ (z @ wv),
+         ["by d_k instead of sqrt(d_k)"]),
+        (lambda y, z, wq, wk, wv: torch.softmax((y @ wq) @ (z @ wk).T / wk.shape[1] ** 0.5, -1),
+         ["you returned the attention weights"]),
+    ],
+)
+def test_cross_attention_mistakes_are_named(fn, phrases):
+    assert_named(check_cross_attention(fn), *phrases)
+
+
+# --------------------------------------------------------------------------- ex-perm-5 recovering positions
+
+
+@pytest.mark.parametrize("fn", [
+    reference_position_recovery,
+    lambda o: [round(1 / value - 1) for value in o.double().tolist()],
+    lambda o: torch.round(1 / o.double()) - 1,
+])
+def test_position_recovery_correct_styles_pass(fn):
+    assert_passes(check_position_recovery(fn))
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (lambda o: torch.round(1 / o - 1), ["in the dtype of the outputs"]),
+        (lambda o: (1 / o.double() - 1).long(), ["you truncated"]),
+        (lambda o: [int(1 / v - 1) for v in o.double().tolist()], ["you truncated"]),
+        (lambda o: torch.ceil(1 / o.double() - 1), ["rounded 1/o - 1 up"]),
+        (lambda o: torch.round(1 / o.double()), ["which is i + 1"]),
+        (lambda o: 1 / o.double() - 1, ["not rounded"]),
+    ],
+)
+def test_position_recovery_mistakes_are_named(fn, phrases):
+    assert_named(check_position_recovery(fn), *phrases)
+
+
+# --------------------------------------------------------------------------- ex-abs-1 parameter counts
+
+
+def counted_with_linear(positions, width):
+    learned = torch.nn.Embedding(positions, width).weight.numel()
+    with_positions = 3 * torch.nn.Linear(width + positions, width, bias=False).weight.numel()
+    return learned, learned, with_positions - 3 * width * width
+
+
+@pytest.mark.parametrize("fn", [reference_position_parameter_counts, counted_with_linear,
+                                lambda n, d: torch.tensor([n * d, n * d, 3 * n * d])])
+def test_parameter_counts_correct_styles_pass(fn):
+    assert_passes(check_position_parameter_counts(fn))
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (lambda n, d: (n * d, (n + d) * d, 3 * (n + d) * d), ["you counted the whole linear map"]),
+        (lambda n, d: (n * d, n * d, n * d), ["your part 3 counts one projection"]),
+        (lambda n, d: (n + d, n + d, 3 * (n + d)), ["you added N and d"]),
+        (lambda n, d: (n * d, 0, 3 * n * d), ["no parameters for the one-hot code"]),
+        (lambda n, d: (n * d, n ** 2, 3 * n ** 2), ["N x N weights"]),
+    ],
+)
+def test_parameter_counts_mistakes_are_named(fn, phrases):
+    assert_named(check_position_parameter_counts(fn), *phrases)
+
+
+# --------------------------------------------------------------------------- ex-abs-4 weight decay
+
+
+def simulated_decay(initial, lr, weight_decay, steps):
+    """Runs AdamW on rows that get no gradient: a correct answer by experiment."""
+    table = torch.nn.Parameter(initial.clone())
+    optimizer = torch.optim.AdamW([table], lr=lr, weight_decay=weight_decay)
+    for _ in range(steps):
+        table.grad = torch.zeros_like(table)
+        optimizer.step()
+    return table.detach()
+
+
+@pytest.mark.parametrize("fn", [reference_decayed_rows, simulated_decay,
+                                lambda x, lr, wd, t: (x.float() * (1 - lr * wd) ** t)])
+def test_decayed_rows_correct_styles_pass(fn):
+    assert_passes(check_decayed_rows(fn))
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (lambda x, lr, wd, t: x * (1 - lr * wd) ** (t - 1), ["your exponent is T - 1"]),
+        (lambda x, lr, wd, t: x * (1 - lr * wd) ** (t + 1), ["your exponent is T + 1"]),
+        (lambda x, lr, wd, t: x * (1 - wd) ** t, ["scaled by the learning rate"]),
+        (lambda x, lr, wd, t: x * (1 - lr) ** t, ["your factor is (1 - lr)^T"]),
+        (lambda x, lr, wd, t: x * torch.exp(torch.tensor(-lr * wd * t)), ["continuous approximation"]),
+        (lambda x, lr, wd, t: x * (1 - t * lr * wd), ["linear in T"]),
+    ],
+)
+def test_decayed_rows_mistakes_are_named(fn, phrases):
+    assert_named(check_decayed_rows(fn), *phrases)
+
+
+# --------------------------------------------------------------------------- ex-sin-6 the concatenated table
+
+
+def fsmt_style(seq_len, dim, base=10000.0):
+    """As FSMT's get_embedding writes it, in float32."""
+    half = dim // 2
+    step = math.log(base) / (half - 1)
+    frequencies = torch.exp(torch.arange(half, dtype=torch.float) * -step)
+    angles = torch.arange(seq_len, dtype=torch.float).unsqueeze(1) * frequencies.unsqueeze(0)
+    return torch.cat([torch.sin(angles), torch.cos(angles)], dim=1)
+
+
+@pytest.mark.parametrize("fn", [reference_concatenated_sinusoidal, fsmt_style])
+def test_concatenated_sinusoidal_correct_styles_pass(fn):
+    assert_passes(check_concatenated_sinusoidal(fn))
+
+
+def t2t_with(exponent=None, interleave=False, cos_first=False, first=0, start=0, fixed_base=None):
+    def table(seq_len, dim, base=10000.0):
+        base = fixed_base or base
+        half = dim // 2
+        ell = torch.arange(first, first + half, dtype=torch.float64)
+        theta = base ** -(ell / (half - 1) if exponent is None else exponent(ell, dim))
+        angles = torch.arange(start, start + seq_len, dtype=torch.float64)[:, None] * theta
+        if interleave:
+            return torch.stack((angles.sin(), angles.cos()), -1).reshape(seq_len, dim)
+        parts = (angles.cos(), angles.sin()) if cos_first else (angles.sin(), angles.cos())
+        return torch.cat(parts, -1)
+
+    return table
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (t2t_with(exponent=lambda ell, d: 2 * ell / d), ["the paper's b^(-2ℓ/d)"]),
+        (t2t_with(interleave=True), ["interleaves sin and cos"]),
+        (t2t_with(cos_first=True), ["puts the cosines first"]),
+        (t2t_with(first=1), ["pair index ℓ from 1"]),
+        (t2t_with(start=1), ["positions start at 1"]),
+        (t2t_with(fixed_base=10000.0), ["ignores its base"]),
+    ],
+)
+def test_concatenated_sinusoidal_mistakes_are_named(fn, phrases):
+    assert_named(check_concatenated_sinusoidal(fn), *phrases)
+
+
+# --------------------------------------------------------------------------- ex-rel-4 ALiBi from its slopes
+
+
+def masked_alibi(slopes, length):
+    """Loops, float32, and -inf above the diagonal: accepted, only visible entries are compared."""
+    bias = torch.full((len(slopes), length, length), float("-inf"))
+    for r, slope in enumerate(slopes.tolist()):
+        for i in range(length):
+            for j in range(i + 1):
+                bias[r, i, j] = slope * (j - i)
+    return bias
+
+
+@pytest.mark.parametrize("fn", [
+    reference_alibi_bias_from_slopes,
+    masked_alibi,
+    lambda m, n: -m[:, None, None] * (torch.arange(n)[None, :] - torch.arange(n)[:, None]).abs(),
+])
+def test_alibi_bias_from_slopes_correct_styles_pass(fn):
+    assert_passes(check_alibi_bias_from_slopes(fn))
+
+
+def offsets_of(n):
+    return torch.arange(n)[None, :] - torch.arange(n)[:, None]
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (lambda m, n: m[:, None, None] * (torch.arange(n)[:, None] - torch.arange(n)[None, :]), ["wrong sign"]),
+        (lambda m, n: m[:, None, None] * torch.arange(n).float(), ["the key-only bias m_r j"]),
+        (lambda m, n: offsets_of(n).float().repeat(len(m), 1, 1), ["does not use the slopes"]),
+        (lambda m, n: m[None, None, :] * offsets_of(n), ["along the key axis"]),
+        (lambda m, n: offsets_of(n) / m[:, None, None], ["divided the offsets by the slopes"]),
+        (lambda m, n: m.flip(0)[:, None, None] * offsets_of(n), ["heads are in the reverse order"]),
+    ],
+)
+def test_alibi_bias_from_slopes_mistakes_are_named(fn, phrases):
+    assert_named(check_alibi_bias_from_slopes(fn), *phrases)
+
+
+# --------------------------------------------------------------------------- ex-rel-8 reversal
+
+
+def loop_reversal_gap(layer, x):
+    reversed_x = torch.stack([x[len(x) - 1 - i] for i in range(len(x))])
+    out, out_reversed = layer(x), layer(reversed_x)
+    return max(float((out_reversed[i] - out[len(x) - 1 - i]).abs().max()) for i in range(len(x)))
+
+
+@pytest.mark.parametrize("fn", [reference_reversal_gap, loop_reversal_gap,
+                                lambda f, x: torch.max(torch.abs(f(x.flip(0)) - f(x).flip(0)))])
+def test_reversal_gap_correct_styles_pass(fn):
+    assert_passes(check_reversal_gap(fn))
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (lambda f, x: (f(x.flip(0)) - f(x)).abs().max(), ["reverse the output too"]),
+        (lambda f, x: (f(x) - f(x).flip(0)).abs().max(), ["feed the reversed input"]),
+        (lambda f, x: (f(x.flip(-1)) - f(x).flip(-1)).abs().max(), ["reversed the feature axis"]),
+        (lambda f, x: (f(x.flip(0)) - f(x).flip(0)).abs().mean(), ["the mean absolute gap"]),
+        (lambda f, x: (f(x.flip(0)) - f(x).flip(0)).max(), ["the largest signed difference"]),
+    ],
+)
+def test_reversal_gap_mistakes_are_named(fn, phrases):
+    assert_named(check_reversal_gap(fn), *phrases)
+
+
+# --------------------------------------------------------------------------- ex-ropea-5 outputs turned back
+
+
+def matrix_unrotate(outputs, positions, base=10000.0):
+    dim = outputs.shape[-1]
+    rows = [outputs[..., i, :].double() @ posenc.rope_matrix(float(p), dim, base, dtype=torch.float64)
+            for i, p in enumerate(positions.tolist())]  # o^T R = (R^T o)^T
+    return torch.stack(rows, dim=-2)
+
+
+@pytest.mark.parametrize("fn", [reference_unrotated_outputs, matrix_unrotate])
+def test_unrotated_outputs_correct_styles_pass(fn):
+    assert_passes(check_unrotated_outputs(fn))
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (lambda o, p, base=10000.0: apply_rope(o, p, base=base), ["rotated the outputs forward"]),
+        (lambda o, p, base=10000.0: o, ["not turned at all"]),
+        (lambda o, p, base=10000.0: apply_rope(o, -p, base=base, layout="half"), ["the half layout"]),
+        (lambda o, p, base=10000.0: apply_rope(o, -p), ["ignores its base"]),
+        (lambda o, p, base=10000.0: apply_rope(
+            o, -p, frequencies=base ** (-torch.arange(o.shape[-1] // 2) / o.shape[-1])),
+         ["b^(-ℓ/d)"]),
+        (lambda o, p, base=10000.0: apply_rope(o, -torch.arange(o.shape[-2]), base=base), ["the row index"]),
+    ],
+)
+def test_unrotated_outputs_mistakes_are_named(fn, phrases):
+    assert_named(check_unrotated_outputs(fn), *phrases)
+
+
+# --------------------------------------------------------------------------- ex-ropea-6 linear attention
+
+
+def running_sums(q, k, v, base=10000.0, rotate_denominator=False, causal=True, rotate=True, phi_after=False,
+                 feature=True):
+    """The O(n) form with running sums; knobs for the mistakes (defaults: correct)."""
+    def phi(x):
+        return torch.nn.functional.elu(x) + 1 if feature else x
+
+    if phi_after:
+        rot_q, rot_k = phi(apply_rope(q, base=base)), phi(apply_rope(k, base=base))
+    else:
+        rot_q = apply_rope(phi(q), base=base) if rotate else phi(q)
+        rot_k = apply_rope(phi(k), base=base) if rotate else phi(k)
+    den_q, den_k = (rot_q, rot_k) if rotate_denominator else (phi(q), phi(k))
+    n = q.shape[0]
+    if not causal:
+        state, normaliser = rot_k.T @ v, den_k.sum(0)
+        return (rot_q @ state) / (den_q @ normaliser)[:, None]
+    state = torch.zeros(q.shape[1], v.shape[1], dtype=q.dtype)
+    normaliser = torch.zeros(q.shape[1], dtype=q.dtype)
+    out = []
+    for i in range(n):
+        state = state + torch.outer(rot_k[i], v[i])
+        normaliser = normaliser + den_k[i]
+        out.append(rot_q[i] @ state / (den_q[i] @ normaliser))
+    return torch.stack(out)
+
+
+@pytest.mark.parametrize("fn", [reference_linear_rope_attention, running_sums])
+def test_linear_rope_attention_correct_styles_pass(fn):
+    assert_passes(check_linear_rope_attention(fn))
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (partial(running_sums, rotate_denominator=True), ["your denominator is rotated too"]),
+        (partial(running_sums, rotate=False), ["your numerator is not rotated"]),
+        (partial(running_sums, causal=False), ["your sums run over all keys"]),
+        (partial(running_sums, phi_after=True), ["after the rotation"]),
+        (partial(running_sums, feature=False), ["without the feature map"]),
+    ],
+)
+def test_linear_rope_attention_mistakes_are_named(fn, phrases):
+    assert_named(check_linear_rope_attention(fn), *phrases)
+
+
+# --------------------------------------------------------------------------- ex-ropeb-5 decoding positions
+
+
+@pytest.mark.parametrize("fn", [reference_decode_positions, lambda c, n: list(range(c, c + n)),
+                                lambda c, n: torch.arange(c + n)[c:]])
+def test_decode_positions_correct_styles_pass(fn):
+    assert_passes(check_decode_positions(fn))
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (lambda c, n: torch.zeros(n, dtype=torch.long), ["the position-0 bug"]),
+        (lambda c, n: torch.arange(n), ["restart at 0"]),
+        (lambda c, n: torch.arange(1, n + 1) + c, ["start at cache_len + 1"]),
+        (lambda c, n: [c - 1 + t for t in range(n)], ["start at cache_len - 1"]),
+        (lambda c, n: [c] * n, ["the same position"]),
+        (lambda c, n: torch.arange(c + n), ["the whole sequence"]),
+    ],
+)
+def test_decode_positions_mistakes_are_named(fn, phrases):
+    assert_named(check_decode_positions(fn), *phrases)
+
+
+# --------------------------------------------------------------------------- ex-ropeb-9 StreamingLLM
+
+
+def complex_streaming(cached, window, sinks=4):
+    """With complex numbers: multiply the window's pairs by e^(-i s θ)."""
+    total, dim = cached.shape[-2:]
+    shift = total - window - sinks
+    theta = 10000.0 ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+    pairs = torch.view_as_complex(cached[..., total - window:, :].double().reshape(*cached.shape[:-2], window, -1, 2))
+    moved = torch.view_as_real(pairs * torch.polar(torch.ones_like(theta), -shift * theta)).flatten(-2)
+    return torch.cat((cached[..., :sinks, :].double(), moved), dim=-2)
+
+
+@pytest.mark.parametrize("fn", [reference_streaming_cache, complex_streaming])
+def test_streaming_cache_correct_styles_pass(fn):
+    assert_passes(check_streaming_cache(fn))
+
+
+def streaming_with(shift=lambda n, w, s: n - w - s, sign=-1, rotate_sinks=False, reencode=False):
+    def cache(cached, window, sinks=4):
+        total = cached.shape[-2]
+        s = shift(total, window, sinks)
+        window_keys = cached[..., -window:, :]
+        if reencode:
+            window_keys = apply_rope(window_keys, torch.arange(sinks, sinks + window))
+        else:
+            window_keys = apply_rope(window_keys, torch.full((window,), sign * s))
+        sink_keys = cached[..., :sinks, :]
+        if rotate_sinks:
+            sink_keys = apply_rope(sink_keys, torch.full((sinks,), -s))
+        return torch.cat([sink_keys, window_keys], dim=-2)
+
+    return cache
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (streaming_with(sign=1), ["rotated the window keys forward"]),
+        (lambda c, w, sinks=4: torch.cat((c[..., :sinks, :], c[..., -w:, :]), -2), ["are not rotated"]),
+        (streaming_with(shift=lambda n, w, s: n - w), ["your shift is n - w"]),
+        (streaming_with(rotate_sinks=True), ["rotated the sinks too"]),
+        (streaming_with(reencode=True), ["already rotated"]),
+        (streaming_with(shift=lambda n, w, s: n - w - s - 1), ["off by one"]),
+    ],
+)
+def test_streaming_cache_mistakes_are_named(fn, phrases):
+    assert_named(check_streaming_cache(fn), *phrases)
+
+
+# --------------------------------------------------------------------------- ex-ropeb-10 blocks of four
+
+
+def permuted_axial(row, column, dim, base=10000.0):
+    """P^T R(row, column) P with the axial matrix: the exercise's own characterisation."""
+    block = torch.arange(dim // 4)
+    source = torch.cat([torch.stack([4 * block, 4 * block + 1], 1).flatten(),
+                        torch.stack([4 * block + 2, 4 * block + 3], 1).flatten()])
+    permutation = torch.eye(dim, dtype=torch.float64)[source]
+    return permutation.T @ posenc.rope_matrix_2d(row, column, dim, base) @ permutation
+
+
+@pytest.mark.parametrize("fn", [reference_rope_matrix_2d_blocks, permuted_axial])
+def test_rope_matrix_2d_blocks_correct_styles_pass(fn):
+    assert_passes(check_rope_matrix_2d_blocks(fn))
+
+
+def blocks_with(ladder=4, transposed=False, swap=False, fixed_base=None):
+    def matrix(row, column, dim, base=10000.0):
+        base = fixed_base or base
+        out = torch.zeros(dim, dim, dtype=torch.float64)
+        for ell in range(dim // 4):
+            frequency = base ** (-ladder * ell / dim)
+            for half, position in enumerate((column, row) if swap else (row, column)):
+                c, s = math.cos(position * frequency), math.sin(position * frequency)
+                s = -s if transposed else s
+                i = 4 * ell + 2 * half
+                out[i, i], out[i, i + 1], out[i + 1, i], out[i + 1, i + 1] = c, -s, s, c
+        return out
+
+    return matrix
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (blocks_with(ladder=2), ["the 1-D ladder b^(-2ℓ/d)"]),
+        (blocks_with(transposed=True), ["turn the wrong way"]),
+        (blocks_with(swap=True), ["rows and columns are swapped"]),
+        (lambda r, c, d, base=10000.0: posenc.rope_matrix_2d(r, c, d, base), ["you built the axial matrix"]),
+        (blocks_with(fixed_base=10000.0), ["ignores its base"]),
+        (blocks_with(ladder=8), ["your exponent is 8ℓ/d"]),
+    ],
+)
+def test_rope_matrix_2d_blocks_mistakes_are_named(fn, phrases):
+    assert_named(check_rope_matrix_2d_blocks(fn), *phrases)
+
+
+# --------------------------------------------------------------------------- chapter 7
+
+
+@pytest.mark.parametrize("fn", [reference_slowest_wavelength,
+                                lambda d, b: (2 * math.pi / posenc.rope_frequencies(d, b))[-1],
+                                lambda d, b: float(2 * torch.pi / torch.tensor(b, dtype=torch.float32)
+                                                   ** (-(d - 2) / d))])
+def test_slowest_wavelength_correct_styles_pass(fn):
+    assert_passes(check_slowest_wavelength(fn))
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (lambda d, b: 2 * math.pi * b, ["you returned 2π b"]),
+        (lambda d, b: posenc.rope_frequencies(d, b)[-1], ["you returned the frequency"]),
+        (lambda d, b: 1 / posenc.rope_frequencies(d, b)[-1], ["lacks the factor 2π"]),
+        (lambda d, b: (2 * math.pi / posenc.rope_frequencies(d, b))[-2], ["you took pair d/2 - 2"]),
+        (lambda d, b: (2 * math.pi / posenc.rope_frequencies(d, b))[1], ["the fastest pairs"]),
+        (lambda d, b: 2 * math.pi * b ** ((d - 1) / d), ["your exponent is 1 - 1/d"]),
+    ],
+)
+def test_slowest_wavelength_mistakes_are_named(fn, phrases):
+    assert_named(check_slowest_wavelength(fn), *phrases)
+
+
+def trace_expected_score(cross, offsets, base=10000.0):
+    """Σ_ℓ tr(B(δθ_ℓ) C^(ℓ)T) with explicit 2 x 2 rotation blocks."""
+    dim = 2 * cross.shape[0]
+    theta = posenc.rope_frequencies(dim, base).double()
+    out = []
+    for delta in offsets.tolist():
+        total = 0.0
+        for ell in range(cross.shape[0]):
+            angle = delta * theta[ell]
+            block = torch.stack([torch.stack([angle.cos(), -angle.sin()]), torch.stack([angle.sin(), angle.cos()])])
+            total += torch.trace(block @ cross[ell].T).item()
+        out.append(total)
+    return torch.tensor(out)
+
+
+@pytest.mark.parametrize("fn", [reference_expected_score, trace_expected_score])
+def test_expected_score_correct_styles_pass(fn):
+    assert_passes(check_expected_score(fn))
+
+
+def expected_with(transpose=True, sine=True, symmetric=False, dim_of=lambda c: 2 * c.shape[0], swap=False):
+    def score(cross, offsets, base=10000.0):
+        theta = base ** (-2 * torch.arange(cross.shape[0], dtype=torch.float64) / dim_of(cross))
+        angles = offsets.double()[:, None] * theta
+        cos, sin = (angles.sin(), angles.cos()) if swap else (angles.cos(), angles.sin())
+        c = cross.transpose(-1, -2) if transpose else cross  # tr(B C^T) uses C^T
+        out = cos @ (c[:, 0, 0] + c[:, 1, 1])
+        if sine:
+            odd = c[:, 0, 1] + c[:, 1, 0] if symmetric else c[:, 0, 1] - c[:, 1, 0]
+            out = out + sin @ odd
+        return out
+
+    return score
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (expected_with(transpose=False), ["the sine term has the wrong sign"]),
+        (expected_with(sine=False), ["has no sine term"]),
+        (expected_with(symmetric=True), ["uses C21 + C12"]),
+        (expected_with(dim_of=lambda c: c.shape[0]), ["number of pairs d/2 as the dimension"]),
+        (expected_with(swap=True), ["swapped sine and cosine"]),
+    ],
+)
+def test_expected_score_mistakes_are_named(fn, phrases):
+    assert_named(check_expected_score(fn), *phrases)
+
+
+def score_of(query, key, offsets, base=10000.0, layout="interleaved"):
+    """s(δ) = q^T R_δ k from rotations."""
+    keys = apply_rope(key.expand(len(offsets), -1), offsets, base=base, layout=layout)
+    return keys @ query
+
+
+@pytest.mark.parametrize("fn", [
+    reference_score_asymmetry,
+    lambda q, k, o, base=10000.0: score_of(q, k, o, base) - score_of(q, k, -o, base),
+])
+def test_score_asymmetry_correct_styles_pass(fn):
+    assert_passes(check_score_asymmetry(fn))
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (lambda q, k, o, base=10000.0: score_of(q, k, -o, base) - score_of(q, k, o, base), ["the wrong sign"]),
+        (lambda q, k, o, base=10000.0: (score_of(q, k, o, base) - score_of(q, k, -o, base)) / 2,
+         ["lacks the factor 2"]),
+        (lambda q, k, o, base=10000.0: score_of(q, k, o, base) + score_of(q, k, -o, base), ["s(δ) + s(-δ)"]),
+        (lambda q, k, o, base=10000.0: score_of(q, k, o, base, "half") - score_of(q, k, -o, base, "half"),
+         ["the half layout"]),
+        (lambda q, k, o, base=10000.0: (score_of(q, k, o, base) - score_of(q, k, -o, base)).abs(),
+         ["keep the sign"]),
+    ],
+)
+def test_score_asymmetry_mistakes_are_named(fn, phrases):
+    assert_named(check_score_asymmetry(fn), *phrases)
+
+
+def matrix_query(key, target, base=10000.0):
+    return posenc.rope_matrix(float(target), key.shape[-1], base, dtype=torch.float64) @ key.double()
+
+
+@pytest.mark.parametrize("fn", [reference_positional_head_query, matrix_query,
+                                lambda k, t, base=10000.0: 3 * matrix_query(k, t, base).float()])
+def test_positional_head_query_correct_styles_pass(fn):
+    assert_passes(check_positional_head_query(fn))
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (lambda k, t, base=10000.0: matrix_query(k, -t, base), ["rotated the wrong way"]),
+        (lambda k, t, base=10000.0: k, ["the key itself"]),
+        (lambda k, t, base=10000.0: apply_rope(k[None], torch.tensor([t]), base=base, layout="half")[0],
+         ["the half layout"]),
+        (lambda k, t, base=10000.0: matrix_query(k, t), ["ignores its base"]),
+        (lambda k, t, base=10000.0: -matrix_query(k, t, base), ["a minimum, not a maximum"]),
+    ],
+)
+def test_positional_head_query_mistakes_are_named(fn, phrases):
+    assert_named(check_positional_head_query(fn), *phrases)
+
+
+def test_positional_head_query_reports_where_an_unnamed_answer_peaks():
+    result = check_positional_head_query(lambda k, t, base=10000.0: matrix_query(k, t + 1, base))
+    assert_fails_with(result, "the score of your query peaks at δ = -2, not at -3")
+    assert FIRST_INPUT not in feedback(result)
+
+
+# --------------------------------------------------------------------------- chapter 8
+
+
+def loop_rows(table, length, option):
+    rows = table.shape[0]
+    out = []
+    for m in range(length):
+        if option == "clip":
+            out.append(table[min(m, rows - 1)])
+        elif option == "copy":
+            out.append(table[m % rows])
+        else:
+            x = m * (rows - 1) / (length - 1)
+            low = min(int(x), rows - 2)
+            out.append((1 - (x - low)) * table[low] + (x - low) * table[low + 1])
+    return torch.stack(out)
+
+
+def interpolated(table, length, option):
+    if option != "interpolate":
+        return reference_extended_rows(table, length, option)
+    return torch.nn.functional.interpolate(table.T[None], size=length, mode="linear", align_corners=True)[0].T
+
+
+@pytest.mark.parametrize("fn", [reference_extended_rows, loop_rows, interpolated])
+def test_extended_rows_correct_styles_pass(fn):
+    assert_passes(check_extended_rows(fn))
+
+
+def rows_with(copy=None, points=None, blend=True, swap=False):
+    def rows_for(table, length, option):
+        rows = table.shape[0]
+        if option == "clip":
+            return table[torch.arange(length).clamp(max=rows - 1)]
+        if option == "copy":
+            return table[copy(length, rows)] if copy else table[torch.arange(length) % rows]
+        where = points(length, rows) if points else torch.linspace(0, rows - 1, length)
+        if not blend:
+            return table[where.round().long()]
+        low = where.floor().long().clamp(max=rows - 2)
+        fraction = (where - low)[:, None]
+        if swap:
+            return fraction * table[low] + (1 - fraction) * table[low + 1]
+        return (1 - fraction) * table[low] + fraction * table[low + 1]
+
+    return rows_for
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (rows_with(copy=lambda n, rows: torch.arange(n).clamp(max=rows - 1)), ["clips to the last row"]),
+        (rows_with(points=lambda n, rows: torch.linspace(0, rows, n)),
+         ["run from 0 to L"]),
+        (rows_with(points=lambda n, rows: torch.arange(n) * rows / n), ["m L/L'"]),
+        (rows_with(blend=False), ["reads the nearest row"]),
+        (rows_with(swap=True), ["weights are swapped"]),
+        (rows_with(copy=lambda n, rows: torch.arange(rows).repeat_interleave(math.ceil(n / rows))[:n]),
+         ["repeats each row"]),
+    ],
+)
+def test_extended_rows_mistakes_are_named(fn, phrases):
+    assert_named(check_extended_rows(fn), *phrases)
+
+
+@pytest.mark.parametrize("fn", [reference_alibi_bias_at_positions,
+                                lambda m, p: -m[:, None, None] * torch.cdist(p[:, None].double(), p[:, None].double())])
+def test_alibi_bias_at_positions_correct_styles_pass(fn):
+    assert_passes(check_alibi_bias_at_positions(fn))
+
+
+def distances(p):
+    return (p[None, :] - p[:, None]).abs()
+
+
+@pytest.mark.parametrize(
+    ("fn", "phrases"),
+    [
+        (lambda m, p: -m[:, None, None] * distances(p.long()), ["converted the positions to integers"]),
+        (lambda m, p: -m[:, None, None] * distances(torch.arange(len(p))), ["uses the indices 0, ..., L-1"]),
+        (lambda m, p: m[:, None, None] * (p[None, :] - p[:, None]), ["the causal form"]),
+        (lambda m, p: m[:, None, None] * distances(p), ["+m_r |p_j - p_i|"]),
+        (lambda m, p: -distances(p).expand(len(m), -1, -1), ["does not use the slopes"]),
+        (lambda m, p: -(m * (p[1] - p[0]))[:, None, None] * distances(p), ["you scaled twice"]),
+    ],
+)
+def test_alibi_bias_at_positions_mistakes_are_named(fn, phrases):
+    assert_named(check_alibi_bias_at_positions(fn), *phrases)
+
+
+# ------------------------------------------------------------------ more scaling mistakes, as students write them
+
+
+def meta_llama3(dim, base, factor, train_len, low, high, compare="wavelength", swapped=False, ramp="turns",
+                start=0):
+    """Meta's reference loop, with knobs for the threshold's unit and direction and the ramp's variable."""
+    frequencies = 1.0 / base ** (torch.arange(start, dim + start, 2, dtype=torch.float64) / dim)
+    low_wavelength, high_wavelength = train_len / low, train_len / high
+    out = []
+    for freq in frequencies.tolist():
+        wavelength = 2 * math.pi / freq
+        measured = wavelength if compare == "wavelength" else freq
+        if swapped:  # `<` and `>` exchanged
+            fast, slow = measured > high_wavelength, measured < low_wavelength
+        else:
+            fast, slow = measured < high_wavelength, measured > low_wavelength
+        if fast:
+            out.append(freq)
+        elif slow:
+            out.append(freq / factor)
+        else:
+            if ramp == "turns":
+                smooth = (train_len / wavelength - low) / (high - low)
+            else:
+                smooth = (low_wavelength - wavelength) / (low_wavelength - high_wavelength)
+            out.append((1 - smooth) * freq / factor + smooth * freq)
+    return torch.tensor(out)
+
+
+def test_meta_llama3_loop_is_accepted():
+    assert_passes(check_llama3_frequencies(meta_llama3))
+
+
+def dynamic_from_one(d, b, s, n_train, n):
+    scale = s * max(n, n_train) / n_train - (s - 1)
+    return (b * scale ** (d / (d - 2))) ** (-torch.arange(2, d + 2, 2, dtype=torch.float64) / d)
+
+
+@pytest.mark.parametrize(
+    ("check", "fn", "phrases"),
+    [
+        (check_pi_frequencies, lambda d, b, s: b ** (-torch.arange(d // 2) / d) / s,
+         ["the exponent needs the factor 2"]),
+        (check_pi_frequencies, lambda d, b, s: b ** (-torch.arange(2, d + 2, 2) / d) / s, ["ℓ counts from 1"]),
+        (check_pi_frequencies, lambda d, b, s: theta(d, b) / s / s, ["divided by the factor twice"]),
+        (check_pi_frequencies, lambda d, b, s: theta(d, 10000.0) / s, ["ignores its base"]),
+        (check_ntk_frequencies, lambda d, b, s: b ** (-torch.arange(2, d + 2, 2) / d) * s ** (-2 * torch.arange(
+            1, d // 2 + 1) / (d - 2)), ["ℓ counts from 1"]),
+        (check_ntk_frequencies, lambda d, b, s: theta(d, b / s ** (d / (d - 2))), ["you divided the base"]),
+        (check_ntk_frequencies, lambda d, b, s: theta(d, b) / s ** (d / (d - 2)), ["the factor belongs to the base"]),
+        (check_dynamic_ntk_frequencies, lambda d, b, s, n_train, n: theta(
+            d, b * (s * max(n, n_train) / n_train - (s - 1))), ["without the exponent d/(d-2)"]),
+        (check_dynamic_ntk_frequencies, lambda d, b, s, n_train, n: theta(
+            d, b * (max(n, n_train) / n_train) ** (d / (d - 2))), ["without the factor"]),
+        (check_dynamic_ntk_frequencies, lambda d, b, s, n_train, n: theta(d, b), ["these are the original"]),
+        (check_dynamic_ntk_frequencies, dynamic_from_one, ["ℓ counts from 1"]),
+        (check_yarn_frequencies, lambda d, b, s, n, fast, slow: formula_yarn(d, b, s, n, fast, slow) * (
+            0.1 * math.log(s) + 1), ["multiplied the frequencies by the attention factor"]),
+        (check_yarn_frequencies, lambda d, b, s, n, fast, slow: formula_yarn(d, b, s, n, fast, slow) / (
+            0.1 * math.log(s) + 1), ["divided the frequencies by the attention factor"]),
+        (check_yarn_frequencies, lambda d, b, s, n, fast, slow: theta(d, b) / s, ["these are PI's frequencies"]),
+        (check_llama3_frequencies, partial(meta_llama3, compare="frequency"),
+         ["compare the frequency θ_ℓ with the wavelength bounds"]),
+        (check_llama3_frequencies, partial(meta_llama3, swapped=True), ["your thresholds point the wrong way"]),
+        (check_llama3_frequencies, partial(meta_llama3, ramp="wavelength"), ["linear in the wavelength λ_ℓ"]),
+        (check_llama3_frequencies, partial(meta_llama3, start=2), ["ℓ counts from 1"]),
+    ],
+)
+def test_scaling_student_mistakes_are_named(check, fn, phrases):
+    assert_fails_with(check(fn), *phrases, "should have frequency")

@@ -161,10 +161,6 @@ def test_code_fits_the_page(path: Path) -> None:
 NOT_YET_FOLDED = {
     "01_permutation_invariance.ipynb",
     "02_one_hot_and_learned.ipynb",
-    "03_sinusoidal.ipynb",
-    "05_rope_derivation.ipynb",
-    "06_rope_complex_and_implementations.ipynb",
-    "07_rope_long_range.ipynb",
     "08_trained_extrapolation.ipynb",
     "09_stretching_rope.ipynb",
 }

@@ -374,6 +374,51 @@ def test_rotary_module_preserves_low_precision_dtypes():
         torch.testing.assert_close(out.double(), loop_rope(x.double(), range(5000, 5005)), **_tolerance(dtype))
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_casting_the_rotary_module_keeps_its_angles_exact(dtype, seed):
+    # Regression: `module.to(torch.bfloat16)` used to cast the frequencies and the cos/sin cache,
+    # and the last query of a 4 096-token context scored its keys off by ~10 (float16: ~4) where
+    # rounding the inputs alone costs ~0.1. The cast module must be as exact as apply_rope.
+    dim, length = 64, 4096
+    query, keys = randn(1, dim, seed=seed), randn(length, dim, seed=seed + 100)
+    positions, last = torch.arange(length), torch.tensor([length - 1])
+    exact = (apply_rope(keys, positions) @ apply_rope(query, last).T).squeeze(-1)
+    low_query, low_keys = query.to(dtype), keys.to(dtype)
+
+    def error(rotate) -> float:
+        scores = rotate(low_keys, positions).double() @ rotate(low_query, last).double().T
+        return (scores.squeeze(-1) - exact).abs().max().item()
+
+    module = RotaryEmbedding(dim, initial_len=16).to(dtype)
+    assert {module.frequencies.dtype, module.cos.dtype, module.sin.dtype} == {torch.float64}
+    assert len(module.state_dict()) == 0
+    reference = error(apply_rope)
+    inputs_alone = (apply_rope(low_keys.double(), positions) @ apply_rope(low_query.double(), last).T).squeeze(-1)
+    assert reference < 4 * (inputs_alone - exact).abs().max().item() + 1e-3
+    assert error(module) <= 1.01 * reference  # same order as apply_rope on the same inputs
+    assert module.cos.dtype == torch.float64 and module.cached_len >= length  # grown after the cast
+    # What the cast used to do: the buffers rounded to `dtype`; the cache, rebuilt for the longer
+    # context, then inherits the rounded frequencies.
+    naive = RotaryEmbedding(dim, initial_len=16)
+    for name in ("frequencies", "cos", "sin"):
+        setattr(naive, name, getattr(naive, name).to(dtype))
+    assert error(naive) > 20 * reference
+
+
+def test_rotary_module_conversions_move_but_never_round_the_tables():
+    module = RotaryEmbedding(8, initial_len=4)
+    for convert in (torch.nn.Module.half, torch.nn.Module.bfloat16, torch.nn.Module.float, torch.nn.Module.double):
+        convert(module)
+        assert all(getattr(module, name).dtype == torch.float64 for name in ("frequencies", "cos", "sin"))
+    module.to("cpu", torch.bfloat16)
+    assert module.frequencies.dtype == torch.float64 and len(module.state_dict()) == 0
+    torch.testing.assert_close(module.frequencies, rope_frequencies(8), rtol=0, atol=0)
+    x = randn(5, 8, seed=4, dtype=torch.float32)
+    positions = torch.arange(3000, 3005)
+    torch.testing.assert_close(module(x, positions), apply_rope(x, positions), rtol=0, atol=0)
+
+
 # --------------------------------------------------------------------------- bad inputs
 
 

@@ -13,8 +13,8 @@ Shape legend:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -23,6 +23,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ._validation import check_int
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 __all__ = ["heatmap", "heatmaps", "use_book_style"]
 
@@ -43,6 +46,34 @@ def use_book_style() -> None:
             "image.cmap": "viridis",
         }
     )
+
+
+Vector = torch.Tensor | np.ndarray | Sequence[float]
+"""A 1-D series of numbers: a tensor, an array, or a list, tuple or range."""
+
+
+def _as_vector(name: str, values: object) -> np.ndarray:
+    """``values`` as a 1-D float array (every section of this module uses this one helper).
+
+    Raises:
+        TypeError: if ``values`` is not a tensor, an array or a sequence of numbers.
+        ValueError: if it is not 1-D.
+    """
+    if isinstance(values, torch.Tensor):
+        values = values.detach().cpu().double().numpy()
+    if isinstance(values, (list, tuple, range)):
+        try:
+            values = np.asarray(values, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must be a tensor, an array or a sequence of numbers") from None
+    if not isinstance(values, np.ndarray):
+        raise TypeError(f"{name} must be a tensor, an array or a sequence of numbers, got {type(values).__name__}")
+    if values.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {values.shape}")
+    try:
+        return values.astype(float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a tensor, an array or a sequence of numbers") from None
 
 
 def _as_matrix(name: str, matrix: object) -> np.ndarray:
@@ -201,6 +232,590 @@ def heatmaps(
 # each other's lines. A function reused by a later part stays where it was first written.
 
 # ---- chapters 1–3 (Parts I–II) ----
+# Chapters 1–2: labelled curves, histograms of samples, cosine-similarity heatmaps of position
+# tables, and the walk of a table's rows on a plane (interactive).
+
+__all__ += ["curves", "histograms", "pair_walk", "similarity_heatmaps"]
+
+
+
+
+
+def curves(
+    series: Mapping[str, Vector | tuple[Vector, Vector]],
+    ax: Axes | None = None,
+    *,
+    xlabel: str,
+    ylabel: str,
+    title: str | None = None,
+    marker: str = ".",
+    styles: Mapping[str, Mapping[str, object]] | None = None,
+    vlines: Sequence[float] | Mapping[str, float] = (),
+    hlines: Sequence[float] = (),
+    baselines: Mapping[str, float] | None = None,
+    logy: bool = False,
+) -> Axes:
+    """Draw labelled curves on one axes: a quantity by position, by distance, by step ...
+
+    Args:
+        series: ``label -> y`` (drawn at x = 0, 1, ...) or ``label -> (x, y)``, in drawing order.
+        ax: axes to draw on (default: a new figure).
+        xlabel, ylabel, title: text of the plot.
+        marker: marker of every curve (``""`` for none).
+        styles: extra matplotlib keyword arguments for some curves, by label (e.g. a grey
+            reference curve without markers: ``{"1/(i+1)": {"color": "0.6", "marker": ""}}``).
+        vlines: x positions of dashed vertical marks (a training length, a distance 2r): black,
+            or, given as ``label -> x``, in the colour of the curve of that label.
+        hlines: y values of thin grey horizontal lines (e.g. 0).
+        baselines: ``label -> y`` of dotted, labelled horizontal lines (e.g. a chance level).
+        logy: logarithmic y axis.
+
+    Returns:
+        The axes drawn on, with a legend when there is more than one labelled line.
+
+    Raises:
+        TypeError: if a series is not numeric.
+        ValueError: if ``series`` is empty, a curve's x and y differ in length, or a label of
+            ``styles`` or of ``vlines`` names no curve.
+    """
+    if not series:
+        raise ValueError("series must hold at least one curve, got none")
+    styles = dict(styles or {})
+    unknown = [label for label in [*styles, *(vlines if isinstance(vlines, Mapping) else ())] if label not in series]
+    if unknown:
+        raise ValueError(f"styles and vlines may only name curves of series, got unknown labels {unknown}")
+    if ax is None:
+        _, ax = plt.subplots()
+    colours: dict[str, object] = {}
+    for label, values in series.items():
+        if isinstance(values, tuple):
+            x, y = _as_vector(f"x of {label!r}", values[0]), _as_vector(f"y of {label!r}", values[1])
+            if len(x) != len(y):
+                raise ValueError(f"curve {label!r}: x has {len(x)} values and y has {len(y)}")
+        else:
+            y = _as_vector(f"series[{label!r}]", values)
+            x = np.arange(len(y))
+        keywords: dict[str, object] = {"marker": marker, "label": label, **styles.get(label, {})}
+        (line,) = ax.plot(x, y, **keywords)  # type: ignore[arg-type]
+        colours[label] = line.get_color()
+    for value in hlines:
+        ax.axhline(value, color="grey", linewidth=0.8)
+    for label, value in (baselines or {}).items():
+        ax.axhline(value, color="grey", linestyle=":", label=label)
+    marks: list[tuple[object, float]] = (
+        [(colours[label], value) for label, value in vlines.items()]
+        if isinstance(vlines, Mapping)
+        else [("black", value) for value in vlines]
+    )
+    for colour, value in marks:
+        ax.axvline(value, color=colour, linestyle="--", linewidth=0.8)
+    if logy:
+        ax.set_yscale("log")
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    if len(series) + len(baselines or {}) > 1:
+        ax.legend(fontsize="small")
+    return ax
+
+
+def histograms(
+    samples: Mapping[str, Vector],
+    ax: Axes | None = None,
+    *,
+    bins: Vector | int = 40,
+    xlabel: str,
+    ylabel: str = "density",
+) -> Axes:
+    """Draw one step histogram (a density) per labelled sample, on shared bins.
+
+    Args:
+        samples: ``label -> values``.
+        ax: axes to draw on (default: a new figure).
+        bins: the bin edges, or a number of equal bins over the range of all samples.
+        xlabel, ylabel: axis labels.
+
+    Returns:
+        The axes drawn on, with a legend.
+
+    Raises:
+        TypeError: if a sample is not numeric.
+        ValueError: if ``samples`` is empty or a sample is not a non-empty 1-D sequence.
+    """
+    if not samples:
+        raise ValueError("samples must hold at least one labelled sample, got none")
+    values = {label: _as_vector(f"samples[{label!r}]", sample) for label, sample in samples.items()}
+    if isinstance(bins, int):
+        edges = np.linspace(min(v.min() for v in values.values()), max(v.max() for v in values.values()), bins + 1)
+    else:
+        edges = _as_vector("bins", bins)
+    if ax is None:
+        _, ax = plt.subplots()
+    for label, sample in values.items():
+        ax.hist(sample, bins=list(edges), density=True, histtype="step", label=label)
+    ax.set(xlabel=xlabel, ylabel=ylabel)
+    ax.legend(fontsize="small")
+    return ax
+
+
+def similarity_heatmaps(
+    tables: Sequence[Matrix],
+    titles: Sequence[str] | None = None,
+    *,
+    boundary: int | None = None,
+    figsize: tuple[float, float] | None = None,
+) -> Figure:
+    """Cosine similarities of all pairs of rows of position tables, side by side on one scale.
+
+    Panel ``k`` shows the ``(N_k, N_k)`` matrix ``cos(p_i, p_j)`` of table ``k`` on a diverging
+    scale from -1 to 1.
+
+    Args:
+        tables: ``(N_k, d_k)`` position tables, one row per position.
+        titles: one title per table.
+        boundary: a number of rows ``B`` (e.g. the training length): dashed lines between rows
+            ``B - 1`` and ``B`` on every panel whose table has more than ``B`` rows.
+        figsize: figure size (default: 3.8 inches per panel).
+
+    Returns:
+        The figure.
+
+    Raises:
+        TypeError: if a table is not a tensor or array.
+        ValueError: if ``tables`` is empty, a table is not 2-D, or ``boundary`` is not positive.
+    """
+    grams = []
+    for index, table in enumerate(tables):
+        rows = torch.as_tensor(_as_matrix(f"tables[{index}]", table), dtype=torch.float64)
+        unit = torch.nn.functional.normalize(rows, dim=-1)
+        grams.append(unit @ unit.T)
+    if not grams:
+        raise ValueError("tables must contain at least one table")
+    if boundary is not None:
+        boundary = check_int("boundary", boundary, minimum=1)
+    fig = heatmaps(
+        grams,
+        titles,
+        figsize=figsize or (3.8 * len(grams), 3.6),
+        cmap="RdBu_r",
+        vmin=-1.0,
+        vmax=1.0,
+        xlabel="position j",
+        ylabel="position i",
+    )
+    for ax, gram in zip(fig.axes, grams, strict=False):
+        if boundary is not None and len(gram) > boundary:
+            ax.axhline(boundary - 0.5, color="black", linestyle="--", linewidth=0.8)
+            ax.axvline(boundary - 0.5, color="black", linestyle="--", linewidth=0.8)
+    return fig
+
+
+def pair_walk(
+    points: Matrix,
+    *,
+    window: int = 32,
+    xlabel: str = "first direction",
+    ylabel: str = "second direction",
+) -> go.Figure:
+    """An interactive walk through the rows of a table projected on a plane, ``window`` at a time.
+
+    Every row is a grey dot; a slider selects ``window`` consecutive rows, drawn as a path of
+    points coloured from dark to light. Hovering over a point shows its row and the angle it has
+    turned about the origin since the row before, wrapped into ``[-pi, pi)``.
+
+    Args:
+        points: ``(N, 2)`` coordinates of the rows on the plane (e.g. on two principal
+            directions of the table).
+        window: rows per slider step, ``1 <= window <= N``; the last step may hold fewer.
+        xlabel, ylabel: axis titles.
+
+    Returns:
+        A ``plotly.graph_objects.Figure`` (wrap it with :func:`posenc.interactive_figure`).
+
+    Raises:
+        TypeError: if ``points`` is not a tensor or array, or ``window`` not an int.
+        ValueError: if ``points`` is not ``(N, 2)`` or ``window`` is out of range.
+    """
+    from .interactive import _plotly_graph_objects, slider_figure
+
+    coordinates = _as_matrix("points", points).astype(float)
+    if coordinates.shape[1] != 2 or len(coordinates) < 2:
+        raise ValueError(f"points must have shape (N, 2) with N >= 2, got {coordinates.shape}")
+    window = check_int("window", window, minimum=1)
+    if window > len(coordinates):
+        raise ValueError(f"window must be at most the number of rows ({len(coordinates)}), got {window}")
+    go_module = _plotly_graph_objects()
+    angles = np.arctan2(coordinates[:, 1], coordinates[:, 0])
+    turns = np.remainder(np.diff(angles) + np.pi, 2 * np.pi) - np.pi
+    reach = 1.1 * float(np.abs(coordinates).max())
+    ring = go_module.Scatter(
+        x=coordinates[:, 0], y=coordinates[:, 1], mode="markers",
+        marker={"size": 3, "color": "lightgrey"}, hoverinfo="skip",
+    )  # fmt: skip
+    steps = []
+    for start in range(0, len(coordinates), window):
+        rows = range(start, min(start + window, len(coordinates)))
+        labels = [
+            f"row {row}" + (f": turned {turns[row - 1]:.2f} rad since row {row - 1}" if row else "") for row in rows
+        ]
+        walk = go_module.Scatter(
+            x=coordinates[rows.start : rows.stop, 0],
+            y=coordinates[rows.start : rows.stop, 1],
+            mode="lines+markers",
+            line={"width": 1, "color": "grey"},
+            marker={"size": 7, "color": list(rows), "colorscale": "Viridis"},
+            text=labels,
+            hovertemplate="%{text}<extra></extra>",
+        )
+        steps.append((f"{rows.start}-{rows.stop - 1}", [ring, walk]))
+    return slider_figure(
+        steps,
+        slider_label="rows ",
+        layout={
+            "template": "plotly_white",
+            "margin": {"l": 60, "r": 20, "t": 20, "b": 40},
+            "showlegend": False,
+            "xaxis": {"title": {"text": xlabel}, "range": [-reach, reach]},
+            "yaxis": {"title": {"text": ylabel}, "range": [-reach, reach], "scaleanchor": "x"},
+        },
+    )
+
+# Chapter 3 (sinusoidal encoding): curves against a position, offset or column; a pair on its
+# circle; the Gram matrix beside its profile by offset; the extrapolation panels; and the two
+# slider figures (a table per base, a curve per base).
+
+
+
+
+
+def xy_curves(
+    x: Vector | Mapping[str, Vector],
+    ys: Mapping[str, Vector],
+    ax: Axes | None = None,
+    *,
+    xlabel: str,
+    ylabel: str,
+    title: str | None = None,
+    styles: Sequence[str] | None = None,
+    logy: bool = False,
+    levels: Mapping[str, float] | None = None,
+    vlines: Sequence[float] = (),
+    legend: str | None = "best",
+) -> Axes:
+    """Draw named curves against one shared ``x``, or each against its own (d2l's ``plot``).
+
+    Args:
+        x: the ``(P,)`` abscissae of every curve, or a mapping with one ``x`` per curve label.
+        ys: label -> ``(P,)`` values; the label goes into the legend.
+        ax: axes to draw on (default: a new figure).
+        xlabel, ylabel, title: text of the plot.
+        styles: one matplotlib format string per curve (e.g. ``"o"``, ``"--"``).
+        logy: logarithmic vertical axis.
+        levels: label -> height of a dashed horizontal reference line, labelled at its left end.
+        vlines: positions of dashed vertical reference lines (e.g. the training length).
+        legend: legend location (``"outside"``: to the right of the axes), or ``None`` for none.
+
+    Returns:
+        The axes drawn on.
+
+    Raises:
+        TypeError: if a vector is not a tensor, array or sequence of numbers.
+        ValueError: if ``ys`` is empty, a curve and its ``x`` differ in length, ``x`` lacks a
+            label of ``ys``, or ``styles`` does not have one entry per curve.
+    """
+    if not ys:
+        raise ValueError("ys must hold at least one curve")
+    if styles is not None and len(styles) != len(ys):
+        raise ValueError(f"styles must have one format per curve ({len(ys)}), got {len(styles)}")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 3.4), layout="constrained")
+    for index, (label, values) in enumerate(ys.items()):
+        y_values = _as_vector(f"ys[{label!r}]", values)
+        if isinstance(x, Mapping):
+            if label not in x:
+                raise ValueError(f"x has no abscissae for the curve {label!r}")
+            x_values = _as_vector(f"x[{label!r}]", x[label])
+        else:
+            x_values = _as_vector("x", x)
+        if len(x_values) != len(y_values):
+            raise ValueError(f"curve {label!r} has {len(y_values)} values for {len(x_values)} abscissae")
+        style = styles[index] if styles is not None else "-"
+        ax.plot(x_values, y_values, style, markersize=4, label=label)
+    if logy:
+        ax.set_yscale("log")
+    for name, level in (levels or {}).items():
+        ax.axhline(level, color="0.6", linestyle="--", linewidth=1)
+        ax.annotate(
+            name,
+            (0.01, level),
+            xycoords=("axes fraction", "data"),
+            color="0.4",
+            textcoords="offset points",
+            xytext=(0, 3),
+        )
+    for position in vlines:
+        ax.axvline(position, color="0.5", linestyle="--", linewidth=1)
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    if legend == "outside":
+        ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8)
+    elif legend is not None:
+        ax.legend(loc=legend, fontsize=8)  # type: ignore[call-overload]
+    return ax
+
+
+def gram_by_offset(gram: Matrix, offsets: Vector, profile: Vector, *, profile_label: str) -> Figure:
+    """The Gram matrix of a table (left) and its entries against the offset ``j - i`` (right).
+
+    Args:
+        gram: the ``(R, R)`` matrix of dot products of rows ``i`` and ``j``.
+        offsets: the ``(P,)`` offsets at which ``profile`` is given (any range).
+        profile: the ``(P,)`` predicted dot product at each offset, drawn as a line; the
+            entries of ``gram`` are drawn as dots at their offsets on top of it.
+        profile_label: legend label of the line.
+
+    Returns:
+        The figure, with the heatmap axes first.
+
+    Raises:
+        ValueError: if ``gram`` is not square, or ``offsets`` and ``profile`` differ in length.
+    """
+    values = _as_matrix("gram", gram)
+    if values.shape[0] != values.shape[1]:
+        raise ValueError(f"gram must be square, got shape {values.shape}")
+    size = values.shape[0]
+    fig, (ax_gram, ax_curve) = plt.subplots(1, 2, figsize=(11.0, 4.0), width_ratios=[1, 1.4], layout="constrained")
+    spread = float(np.abs(values).max())
+    heatmap(values, ax_gram, title=r"$P P^\top$", cmap="RdBu_r", vmin=-spread, vmax=spread)
+    rows, columns = np.indices(values.shape)
+    xy_curves(offsets, {profile_label: profile}, ax_curve, xlabel="offset j - i", ylabel="dot product", legend=None)
+    ax_curve.plot(
+        (columns - rows).ravel(),
+        values.ravel(),
+        ".",
+        color="C1",
+        markersize=2,
+        label=rf"$p_i^\top p_j$, all pairs, n = {size}",
+    )
+    ax_curve.axhline(0, color="0.5", linewidth=0.8)
+    ax_curve.set_title("Dot product against the offset")
+    ax_curve.legend(loc="lower center", fontsize=8)
+    return fig
+
+
+def pair_on_circle(sines: Vector, cosines: Vector, seen: int, ax: Axes | None = None, *, pair: int) -> Axes:
+    """One sine-cosine pair of a table as points on its circle, the first ``seen`` rows highlighted.
+
+    Args:
+        sines, cosines: the ``(P,)`` columns ``2 pair`` and ``2 pair + 1`` of the table.
+        seen: how many leading positions were seen in training, in ``[0, P]``.
+        ax: axes to draw on (default: a new figure).
+        pair: the pair's index, for the labels.
+
+    Returns:
+        The axes, with the unseen positions drawn first and the seen ones on top.
+
+    Raises:
+        ValueError: if the columns differ in length or ``seen`` is out of range.
+    """
+    sin_values, cos_values = _as_vector("sines", sines), _as_vector("cosines", cosines)
+    if len(sin_values) != len(cos_values):
+        raise ValueError(f"sines and cosines differ in length: {len(sin_values)} and {len(cos_values)}")
+    seen = check_int("seen", seen, minimum=0)
+    if seen > len(sin_values):
+        raise ValueError(f"seen must be at most the number of positions ({len(sin_values)}), got {seen}")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(4.0, 4.0))
+    ax.plot(sin_values[seen:], cos_values[seen:], ".", markersize=2, color="C0", label="test only")
+    ax.plot(sin_values[:seen], cos_values[:seen], ".", markersize=4, color="C1", label="training")
+    ax.set(
+        xlabel=f"column {2 * pair} (sin)",
+        ylabel=f"column {2 * pair + 1} (cos)",
+        aspect="equal",
+        title=f"Pair {pair} on its circle",
+    )
+    ax.legend(fontsize=8, loc="center")
+    return ax
+
+
+def extrapolation_panels(
+    coverage: Mapping[str, Vector],
+    sines: Vector,
+    cosines: Vector,
+    distance: Vector,
+    *,
+    train_len: int,
+    pair: int,
+    level: float,
+) -> Figure:
+    """Three panels on a table used beyond its training length.
+
+    Left: the fraction of its circle each pair sweeps (one curve per label of ``coverage``).
+    Middle: :func:`pair_on_circle` for ``pair``. Right: ``distance`` of every position's row
+    from the nearest training row, with the training length and ``level`` (labelled
+    "orthogonal") marked.
+
+    Returns:
+        The figure, its three axes in that order.
+    """
+    fig, axes = plt.subplots(1, 3, figsize=(13.0, 3.8), layout="constrained", width_ratios=[1.2, 1, 1.2])
+    xy_curves(
+        {label: range(len(_as_vector(label, values))) for label, values in coverage.items()},
+        coverage,
+        axes[0],
+        xlabel="pair (fast to slow)",
+        ylabel="fraction of the circle",
+        title="Angles seen, per pair",
+    )
+    pair_on_circle(sines, cosines, train_len, axes[1], pair=pair)
+    values = _as_vector("distance", distance)
+    xy_curves(
+        range(len(values)),
+        {"distance": values},
+        axes[2],
+        xlabel="position i",
+        ylabel="relative distance",
+        title="Distance to the nearest training row",
+        levels={"orthogonal": level},
+        vlines=[train_len],
+        legend=None,
+    )
+    return fig
+
+
+def binary_beside_table(bits: Matrix, table: Matrix) -> Figure:
+    """The bits of positions ``0 .. R-1`` (lowest first) beside the same rows of an encoding table."""
+    bit_values, table_values = _as_matrix("bits", bits), _as_matrix("table", table)
+    if bit_values.shape[0] != table_values.shape[0]:
+        counts = (bit_values.shape[0], table_values.shape[0])
+        raise ValueError(f"bits and table must have the same number of rows, got {counts[0]} and {counts[1]}")
+    fig, (ax_bits, ax_table) = plt.subplots(1, 2, figsize=(10.0, 3.4), width_ratios=[1, 3], layout="constrained")
+    rows = [str(row) for row in range(bit_values.shape[0])]
+    heatmap(
+        bit_values,
+        ax_bits,
+        title="bits of i",
+        xlabel="bit (lowest first)",
+        ylabel="position i",
+        xticklabels=[str(bit) for bit in range(bit_values.shape[1])],
+        yticklabels=rows,
+        cmap="Greys",
+        colorbar=False,
+    )
+    heatmap(
+        table_values,
+        ax_table,
+        title=f"sinusoidal encoding, d = {table_values.shape[1]}",
+        xlabel="column",
+        ylabel="",
+        yticklabels=rows,
+        cmap="RdBu_r",
+        vmin=-1.0,
+        vmax=1.0,
+    )
+    return fig
+
+
+def table_slider(
+    tables: Mapping[str, Matrix],
+    periods: Mapping[str, Vector],
+    *,
+    slider_label: str,
+    active: str,
+) -> go.Figure:
+    """An interactive heatmap of one ``(R, C)`` table per slider step; hovering shows a cell's
+    position, column, value and the period of its column (``periods[label]``, ``(C,)``)."""
+    from .interactive import _plotly_graph_objects, slider_figure
+
+    go_module = _plotly_graph_objects()
+    if active not in tables:
+        raise ValueError(f"active must be one of the labels {list(tables)}, got {active!r}")
+    steps = []
+    for label, table in tables.items():
+        values = _as_matrix(f"tables[{label!r}]", table)
+        if label not in periods:
+            raise ValueError(f"periods has no entry for the table {label!r}")
+        period = _as_vector(f"periods[{label!r}]", periods[label])
+        if len(period) != values.shape[1]:
+            raise ValueError(f"periods[{label!r}] must have one period per column ({values.shape[1]})")
+        trace = go_module.Heatmap(
+            z=values,
+            customdata=np.broadcast_to(period, values.shape),
+            colorscale="RdBu_r",
+            zmin=-1.0,
+            zmax=1.0,
+            hovertemplate="position %{y}, column %{x}<br>value %{z:.3f}<br>period %{customdata:.1f} positions"
+            "<extra></extra>",
+        )
+        steps.append((label, [trace]))
+    layout = {
+        "template": "plotly_white",
+        "margin": {"l": 60, "r": 20, "t": 20, "b": 40},
+        "xaxis": {"title": {"text": "column"}},
+        "yaxis": {"title": {"text": "position i"}, "autorange": "reversed"},
+    }
+    return slider_figure(steps, slider_label=slider_label, active=list(tables).index(active), layout=layout)
+
+
+def curve_slider(
+    x: Vector,
+    ys: Mapping[str, Vector],
+    marks: Mapping[str, Sequence[float]],
+    *,
+    mark_label: str,
+    slider_label: str,
+    active: str,
+    xlabel: str,
+    ylabel: str,
+) -> go.Figure:
+    """An interactive curve ``ys[label]`` against ``x`` per slider step, with dots on the zero
+    line at the abscissae ``marks[label]`` (hover text ``mark_label``); the axes stay fixed
+    across the steps."""
+    from .interactive import _plotly_graph_objects, slider_figure
+
+    go_module = _plotly_graph_objects()
+    if active not in ys:
+        raise ValueError(f"active must be one of the labels {list(ys)}, got {active!r}")
+    x_values = _as_vector("x", x)
+    steps, lowest, highest = [], np.inf, -np.inf
+    for label, values in ys.items():
+        y_values = _as_vector(f"ys[{label!r}]", values)
+        if len(y_values) != len(x_values):
+            raise ValueError(f"ys[{label!r}] has {len(y_values)} values for {len(x_values)} abscissae")
+        lowest, highest = min(lowest, y_values.min()), max(highest, y_values.max())
+        line = go_module.Scatter(
+            x=x_values,
+            y=y_values,
+            mode="lines",
+            line={"width": 1},
+            hovertemplate=xlabel + " %{x}: %{y:.2f}<extra></extra>",
+        )
+        if label not in marks:
+            raise ValueError(f"marks has no entry for the curve {label!r}")
+        dots = go_module.Scatter(
+            x=list(marks[label]),
+            y=[0.0] * len(marks[label]),
+            mode="markers",
+            marker={"size": 9},
+            hovertemplate=mark_label + " at %{x}<extra></extra>",
+        )
+        steps.append((label, [line, dots]))
+    layout = {
+        "template": "plotly_white",
+        "margin": {"l": 60, "r": 20, "t": 20, "b": 40},
+        "showlegend": False,
+        "xaxis": {"title": {"text": xlabel}, "range": [float(x_values.min()), float(x_values.max())]},
+        "yaxis": {"title": {"text": ylabel}, "range": [float(lowest) - 1, float(highest) + 1]},
+    }
+    return slider_figure(steps, slider_label=slider_label, active=list(ys).index(active), layout=layout)
+
+
+__all__ += [
+    "binary_beside_table",
+    "curve_slider",
+    "extrapolation_panels",
+    "gram_by_offset",
+    "pair_on_circle",
+    "table_slider",
+    "xy_curves",
+]
 
 
 # ---- chapter 4 (Part III) ----
@@ -357,14 +972,6 @@ def skew_diagram(shift: Callable[[torch.Tensor], torch.Tensor], length: int = 5)
 __all__ += ["bias_by_head_slider", "curves_by_offset", "offset_matrices"]
 
 
-def _as_vector(name: str, values: object) -> np.ndarray:
-    if isinstance(values, torch.Tensor):
-        values = values.detach().cpu().numpy()
-    if not isinstance(values, np.ndarray):
-        raise TypeError(f"{name} must be a torch.Tensor or numpy.ndarray, got {type(values).__name__}")
-    if values.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {values.shape}")
-    return values
 
 
 def offset_matrices(
@@ -552,16 +1159,677 @@ def bias_by_head_slider(
 
 
 # ---- chapter 5 ----
+__all__ += ["offset_profiles", "plane_vectors", "rotating_pairs_figure"]
+
+
+def _check_texts(name: str, texts: Sequence[str] | None, count: int) -> None:
+    if texts is not None and len(texts) != count:
+        raise ValueError(f"{name} must have one entry per vector ({count}), got {len(texts)}")
+
+
+def plane_vectors(
+    vectors: Matrix,
+    ax: Axes | None = None,
+    *,
+    labels: Sequence[str] | None = None,
+    tip_text: Sequence[str] | None = None,
+    title: str | None = None,
+) -> Axes:
+    """Draw ``(N, 2)`` vectors as arrows from the origin, on the dashed circle of the longest one.
+
+    Rotated copies of one vector all end on that circle, e.g. ``B(m theta) x`` at positions ``m``.
+
+    Args:
+        vectors: ``(N, 2)`` tensor or array, one arrow per row.
+        ax: axes to draw on (default: a new figure).
+        labels: one legend entry per arrow (arrows then take the default colour cycle and a
+            legend is drawn); without labels the arrows run through viridis in order.
+        tip_text: one text per arrow, written just beyond its tip (e.g. the position).
+        title: title of the plot.
+
+    Returns:
+        The axes drawn on, with equal aspect and both limits at 1.3 times the circle's radius.
+
+    Raises:
+        TypeError: if ``vectors`` is not a tensor or array.
+        ValueError: if ``vectors`` is not ``(N, 2)`` with ``N >= 1`` and a non-zero row, or
+            ``labels`` or ``tip_text`` does not have one entry per vector.
+    """
+    values = _as_matrix("vectors", vectors).astype(float)
+    if values.shape[0] == 0 or values.shape[1] != 2:
+        raise ValueError(f"vectors must have shape (N, 2) with N >= 1, got {values.shape}")
+    radius = float(np.linalg.norm(values, axis=1).max())
+    if radius == 0:
+        raise ValueError("vectors must contain a non-zero vector (the circle's radius)")
+    _check_texts("labels", labels, len(values))
+    _check_texts("tip_text", tip_text, len(values))
+    if ax is None:
+        _, ax = plt.subplots()
+    circle = np.linspace(0, 2 * np.pi, 200)
+    ax.plot(radius * np.cos(circle), radius * np.sin(circle), ls="--", lw=0.8, color="grey")
+    ax.axhline(0, color="lightgrey", lw=0.6)
+    ax.axvline(0, color="lightgrey", lw=0.6)
+    if labels is None:
+        colours = list(plt.get_cmap("viridis")(np.linspace(0, 0.9, len(values))))
+    else:
+        colours = [f"C{index % 10}" for index in range(len(values))]
+    for index, (x, y) in enumerate(values):
+        label = None if labels is None else labels[index]
+        ax.quiver(0, 0, x, y, color=colours[index], angles="xy", scale_units="xy", scale=1, width=0.012, label=label)
+        if tip_text is not None:
+            ax.text(1.15 * x, 1.15 * y, tip_text[index], ha="center", va="center")
+    reach = 1.3 * radius
+    ax.set(xlim=(-reach, reach), ylim=(-reach, reach), aspect="equal", title=title)
+    if labels is not None:
+        ax.legend(loc="lower left")
+    return ax
+
+
+def offset_profiles(
+    offsets: object,
+    curves: Mapping[str, object],
+    ax: Axes | None = None,
+    *,
+    xlabel: str = r"offset $\delta = j - i$",
+    ylabel: str = "score",
+    title: str | None = None,
+) -> Axes:
+    """Draw one curve per entry of ``curves`` against the offsets, with a thin line at offset 0.
+
+    Args:
+        offsets: ``(S,)`` offsets (tensor, array or sequence), the x values.
+        curves: legend label -> ``(S,)`` values, one curve each.
+        ax: axes to draw on (default: a new figure).
+        xlabel, ylabel, title: text of the plot.
+
+    Returns:
+        The axes drawn on, with a legend.
+
+    Raises:
+        TypeError: if the offsets or a curve is not a tensor, array or sequence.
+        ValueError: if ``curves`` is empty, or the offsets or a curve is not 1-D of length ``S``.
+    """
+    x = _as_vector("offsets", offsets)
+    if not curves:
+        raise ValueError("curves must contain at least one curve")
+    values = {label: _as_vector(f"curves[{label!r}]", curve) for label, curve in curves.items()}
+    for label, y in values.items():
+        if len(y) != len(x):
+            raise ValueError(f"curves[{label!r}] has {len(y)} values for {len(x)} offsets")
+    if ax is None:
+        _, ax = plt.subplots()
+    ax.axvline(0, color="grey", lw=0.6)
+    for label, y in values.items():
+        ax.plot(x, y, label=label, lw=1.2)
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    ax.legend(loc="upper right")
+    return ax
+
+
+_PAIR_COLOURS = {"q": "#1f77b4", "k": "#ff7f0e"}
+
+
+def _rotate_pair(pair: np.ndarray, angle: float) -> np.ndarray:
+    cos, sin = np.cos(angle), np.sin(angle)
+    return np.array([cos * pair[0] - sin * pair[1], sin * pair[0] + cos * pair[1]])
+
+
+def _arrow_trace(go_module: Any, tip: np.ndarray, panel: int, who: str, note: str, text: str, below: float) -> Any:
+    """An arrow from the origin to ``tip`` labelled ``who``, and ``text`` under the panel's centre."""
+    x, y = round(float(tip[0]), 4), round(float(tip[1]), 4)
+    hover = f"{note}: ({x}, {y})"
+    return go_module.Scatter(
+        x=[0.0, x, None, 0.0],
+        y=[0.0, y, None, -below],
+        mode="lines+markers+text",
+        text=["", who, "", text],
+        textposition="top center",
+        hovertext=[hover, hover, "", ""],
+        hoverinfo="text",
+        line={"color": _PAIR_COLOURS[who], "width": 3},
+        marker={"symbol": "arrow", "angleref": "previous", "size": [0, 14, 0, 0], "color": _PAIR_COLOURS[who]},
+        xaxis=f"x{panel}",
+        yaxis=f"y{panel}",
+    )
+
+
+def _pairs_layout(q: np.ndarray, k: np.ndarray, theta: np.ndarray, pairs: Sequence[int]) -> dict[str, Any]:
+    layout: dict[str, Any] = {
+        "template": "plotly_white",
+        "height": 560,
+        "showlegend": False,
+        "margin": {"l": 10, "r": 10, "t": 10, "b": 10},
+        "annotations": [],
+        "shapes": [],
+    }
+    for panel, pair in enumerate(pairs, start=1):
+        lengths = {"q": float(np.linalg.norm(q[pair])), "k": float(np.linalg.norm(k[pair]))}
+        reach = 1.3 * max(lengths.values())
+        left = (panel - 1) / len(pairs)
+        width = 0.85 / len(pairs)
+        axis = {"range": [-reach, reach], "showticklabels": False, "zeroline": True, "fixedrange": True}
+        layout[f"xaxis{panel}"] = {**axis, "domain": [left, left + width], "anchor": f"y{panel}"}
+        layout[f"yaxis{panel}"] = {**axis, "domain": [0.0, 0.78], "anchor": f"x{panel}", "scaleanchor": f"x{panel}"}
+        layout["annotations"].append(
+            {
+                "x": left + width / 2,
+                "y": 0.79,
+                "xref": "paper",
+                "yref": "paper",
+                "showarrow": False,
+                "yanchor": "bottom",
+                "text": f"pair ℓ = {pair}<br>θ = {theta[pair]:.4g}",
+            }
+        )
+        for who, length in lengths.items():
+            layout["shapes"].append(
+                {
+                    "type": "circle",
+                    "xref": f"x{panel}",
+                    "yref": f"y{panel}",
+                    "x0": -length,
+                    "x1": length,
+                    "y0": -length,
+                    "y1": length,
+                    "line": {"color": _PAIR_COLOURS[who], "dash": "dot", "width": 1},
+                }
+            )
+    text_axis = {"domain": [0, 1], "range": [0, 1], "visible": False, "fixedrange": True}
+    text = len(pairs) + 1
+    layout[f"xaxis{text}"] = {**text_axis, "anchor": f"y{text}"}
+    layout[f"yaxis{text}"] = {**text_axis, "domain": [0.9, 1], "anchor": f"x{text}"}
+    return layout
+
+
+def rotating_pairs_figure(
+    q: object,
+    k: object,
+    theta: object,
+    *,
+    pairs: Sequence[int],
+    positions: Sequence[int],
+    active: tuple[int, int] = (0, 0),
+) -> Any:
+    """Interactive figure: some rotary pairs of a query and a key, turned to positions ``i`` and ``j``.
+
+    One panel per pair ``l`` of ``pairs``: pair ``l`` of the query, ``(q[2l], q[2l+1])``, turned by
+    ``i * theta[l]`` (blue arrow "q") and pair ``l`` of the key turned by ``j * theta[l]`` (orange
+    arrow "k"), each on the dotted circle of its length, with the pair's share of the score,
+    ``(B(i theta_l) q_l) . (B(j theta_l) k_l)``, under it; a line above gives ``i``, ``j``,
+    ``j - i`` and the full score ``(R_i q) . (R_j k)`` over all ``d/2`` pairs. Two sliders choose
+    ``i`` and ``j`` among ``positions`` (:func:`posenc.grid_slider_figure`).
+
+    Args:
+        q, k: ``(d,)`` query and key, interleaved pairs ``(2l, 2l+1)``, ``d`` even.
+        theta: ``(d/2,)`` frequencies.
+        pairs: the pairs drawn, one panel each (at least one, each in ``[0, d/2)``).
+        positions: the positions the sliders offer (at least one int).
+        active: the slider steps ``(i_index, j_index)`` shown first.
+
+    Returns:
+        A ``plotly.graph_objects.Figure``: for each combination of positions, two traces per
+        pair (query, key) and one text trace, in the order of ``pairs``.
+
+    Raises:
+        TypeError: if an argument is not a tensor, array or sequence, or a pair or position is
+            not an int.
+        ValueError: if ``q`` and ``k`` are not 1-D of one even length ``d``, ``theta`` does not
+            have ``d/2`` entries, ``pairs`` or ``positions`` is empty or a pair is out of range,
+            or ``active`` is not a combination of steps.
+    """
+    from .interactive import _plotly_graph_objects, grid_slider_figure
+
+    q_values, k_values, freq = _as_vector("q", q), _as_vector("k", k), _as_vector("theta", theta)
+    dim = len(q_values)
+    if dim == 0 or dim % 2 or len(k_values) != dim:
+        raise ValueError(f"q and k must be 1-D of one even length d, got {len(q_values)} and {len(k_values)}")
+    if len(freq) != dim // 2:
+        raise ValueError(f"theta must have d/2 = {dim // 2} frequencies, got {len(freq)}")
+    if len(pairs) == 0 or len(positions) == 0:
+        raise ValueError("pairs and positions must each contain at least one entry")
+    pairs = [check_int("pair", pair, minimum=0) for pair in pairs]
+    positions = [check_int("position", position) for position in positions]
+    if max(pairs) >= dim // 2:
+        raise ValueError(f"every pair must be in [0, {dim // 2}), got {max(pairs)}")
+    go_module = _plotly_graph_objects()
+    q_pairs, k_pairs = q_values.reshape(-1, 2), k_values.reshape(-1, 2)
+    reach = {pair: 1.3 * float(max(np.linalg.norm(q_pairs[pair]), np.linalg.norm(k_pairs[pair]))) for pair in pairs}
+    grid = {}
+    for a, i in enumerate(positions):
+        for b, j in enumerate(positions):
+            q_turned = np.array([_rotate_pair(q_pairs[p], i * freq[p]) for p in range(dim // 2)])
+            k_turned = np.array([_rotate_pair(k_pairs[p], j * freq[p]) for p in range(dim // 2)])
+            traces = []
+            for panel, pair in enumerate(pairs, start=1):
+                share = f"score {float(q_turned[pair] @ k_turned[pair]):.3f}"
+                for who, position, tip, text, below in (
+                    ("q", i, q_turned[pair], "", reach[pair]),
+                    ("k", j, k_turned[pair], share, 0.95 * reach[pair]),
+                ):
+                    angle = position * freq[pair]
+                    note = f"pair ℓ = {pair}, {who} at position {position}<br>rotated by {angle:.3f} rad"
+                    traces.append(_arrow_trace(go_module, tip, panel, who, note, text, below))
+            full = float((q_turned * k_turned).sum())
+            text = f"i = {i}, j = {j}, offset j − i = {j - i}<br>all {dim // 2} pairs: (R_i q)·(R_j k) = {full:.3f}"
+            text_axes = {"xaxis": f"x{len(pairs) + 1}", "yaxis": f"y{len(pairs) + 1}"}
+            traces.append(go_module.Scatter(x=[0.5], y=[0.5], mode="text", hoverinfo="skip", text=[text], **text_axes))
+            grid[a, b] = traces
+    labels = [str(position) for position in positions]
+    return grid_slider_figure(
+        grid,
+        first=("query position i = ", labels),
+        second=("key position j = ", labels),
+        active=active,
+        layout=_pairs_layout(q_pairs, k_pairs, freq, pairs),
+    )
 
 
 # ---- chapter 6 ----
+__all__ += ["frequency_bands", "weight_maps_with_difference"]
+
+
+def frequency_bands(
+    wavelengths: Mapping[str, torch.Tensor],
+    owners: Mapping[str, torch.Tensor],
+    axis_names: Sequence[str],
+    *,
+    figsize: tuple[float, float] | None = None,
+) -> Figure:
+    """Which position axis turns each frequency pair, one panel per model (e.g. M-RoPE's t/h/w).
+
+    Args:
+        wavelengths: panel title -> ``(K,)`` wavelengths ``2 pi / theta_l`` of the ``K`` pairs.
+        owners: panel title -> ``(K,)`` integer index into ``axis_names`` of the axis that turns
+            each pair; same titles as ``wavelengths``.
+        axis_names: the position axes (e.g. ``["time", "height", "width"]``), one colour each.
+        figsize: figure size (default: 4.6 inches per panel by 3.6).
+
+    Returns:
+        The figure: per panel, one scatter (pair index, wavelength) per axis, on a log scale.
+
+    Raises:
+        ValueError: if the two mappings have different titles or are empty, a panel's tensors
+            differ in length, or an owner is not an index of ``axis_names``.
+    """
+    if not wavelengths or list(wavelengths) != list(owners):
+        raise ValueError(
+            f"wavelengths and owners must name the same panels in the same order, got "
+            f"{list(wavelengths)} and {list(owners)}"
+        )
+    fig, axes = plt.subplots(
+        1,
+        len(wavelengths),
+        figsize=figsize or (4.6 * len(wavelengths), 3.6),
+        squeeze=False,
+        layout="constrained",
+        sharey=True,
+    )
+    for ax, (title, lengths) in zip(axes.flat, wavelengths.items(), strict=True):
+        lengths_np, owner_np = _as_vector("wavelengths", lengths), _as_vector("owners", owners[title])
+        if lengths_np.shape != owner_np.shape:
+            raise ValueError(f"panel {title!r}: {lengths_np.shape[0]} wavelengths but {owner_np.shape[0]} owners")
+        if owner_np.size and not set(owner_np.astype(int).tolist()) <= set(range(len(axis_names))):
+            raise ValueError(f"panel {title!r}: owners must index axis_names (0..{len(axis_names) - 1})")
+        pairs = np.arange(lengths_np.shape[0])
+        for index, name in enumerate(axis_names):
+            chosen = owner_np == index
+            ax.scatter(
+                pairs[chosen], lengths_np[chosen], s=14, color=f"C{index}", label=f"{name} ({int(chosen.sum())} pairs)"
+            )
+        ax.set(yscale="log", title=title, xlabel=r"frequency pair $\ell$")
+        ax.legend(fontsize=8, loc="upper left")
+    axes.flat[0].set_ylabel(r"wavelength $2\pi/\theta_\ell$ (positions)")
+    return fig
+
+
+def weight_maps_with_difference(
+    weight_maps: Sequence[Matrix],
+    titles: Sequence[str],
+    difference_title: str,
+) -> Figure:
+    """Attention-weight maps on one 0..1 scale, then the last map minus the first (symmetric scale).
+
+    Args:
+        weight_maps: ``(L, L)`` weight matrices, queries as rows; at least two.
+        titles: one title per map.
+        difference_title: title of the last panel, ``weight_maps[-1] - weight_maps[0]``.
+
+    Returns:
+        The figure, with ``len(weight_maps) + 1`` heatmap panels.
+
+    Raises:
+        ValueError: if fewer than two maps are given or ``titles`` has the wrong length.
+    """
+    maps = [_as_matrix(f"weight_maps[{index}]", matrix) for index, matrix in enumerate(weight_maps)]
+    if len(maps) < 2:
+        raise ValueError(f"weight_maps must hold at least two maps to compare, got {len(maps)}")
+    if len(titles) != len(maps):
+        raise ValueError(f"titles must have one title per map ({len(maps)}), got {len(titles)}")
+    count = len(maps)
+    labels = [str(t) for t in range(maps[0].shape[-1])]
+    fig, axes = plt.subplots(1, count + 1, figsize=(3.3 * (count + 1), 3.2), layout="constrained")
+    common: dict[str, object] = {"xticklabels": labels, "yticklabels": labels}
+    for index, (weights, title) in enumerate(zip(maps, titles, strict=True)):
+        heatmap(weights, axes[index], title=title, vmin=0.0, vmax=1.0, colorbar=index == count - 1, **common)  # type: ignore[arg-type]
+    difference = maps[-1] - maps[0]
+    limit = float(np.abs(difference).max()) or 1.0
+    heatmap(difference, axes[-1], title=difference_title, cmap="coolwarm", vmin=-limit, vmax=limit, **common)  # type: ignore[arg-type]
+    return fig
 
 
 # ---- chapter 7 ----
+# Curves against position or offset, several per panel, and the windowed summaries of a curve
+# that oscillates too fast to read (a band between its extremes around its window average).
+
+_SCALES = ("linear", "log", "log2", "symlog")
+
+
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One line of a :class:`LinePanel`: ``y`` against ``x``, drawn with matplotlib's ``style``.
+
+    ``style`` is passed to ``Axes.plot`` (``color``, ``linewidth``, ``linestyle``, ``marker``,
+    ``drawstyle="steps-post"`` for a step curve, ...); ``label`` names the curve in the legend.
+    """
+
+    x: Vector
+    y: Vector
+    label: str | None = None
+    style: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A reference line across a panel: horizontal at ``y = value`` or vertical at ``x = value``.
+
+    ``text`` is written next to the line (at the left end of a horizontal one, at the top of a
+    vertical one); ``label`` names it in the legend instead.
+    """
+
+    value: float
+    axis: str = "y"
+    text: str | None = None
+    label: str | None = None
+    style: Mapping[str, Any] = field(default_factory=lambda: {"color": "0.5", "linestyle": "--", "linewidth": 1})
+
+
+@dataclass(frozen=True)
+class LinePanel:
+    """One axes of :func:`line_panels`: its curves, reference lines, labels and scales.
+
+    ``xscale``/``yscale`` are ``"linear"``, ``"log"`` (base 10), ``"log2"`` or ``"symlog"``;
+    ``legend`` is the legend's location (``None``: no legend; it is drawn only if something
+    has a label); ``title_size`` and ``legend_size`` are font sizes (default: the book style's
+    title size, 8 points for the legend).
+    """
+
+    curves: Sequence[Curve]
+    title: str | None = None
+    xlabel: str = ""
+    ylabel: str = ""
+    xscale: str = "linear"
+    yscale: str = "linear"
+    xlim: tuple[float, float] | None = None
+    ylim: tuple[float, float] | None = None
+    references: Sequence[Reference] = ()
+    legend: str | None = "best"
+    title_size: float | None = None
+    legend_size: float = 8
+
+
+def _set_scale(ax: Axes, axis: str, scale: str) -> None:
+    if scale not in _SCALES:
+        raise ValueError(f"{axis}scale must be one of {_SCALES}, got {scale!r}")
+    setter = getattr(ax, f"set_{axis}scale")
+    setter("log", base=2) if scale == "log2" else setter(scale)
+
+
+def _draw_panel(ax: Axes, panel: LinePanel, index: int) -> None:
+    if not isinstance(panel, LinePanel):
+        raise TypeError(f"panels[{index}] must be a LinePanel, got {type(panel).__name__}")
+    for number, curve in enumerate(panel.curves):
+        x = _as_vector(f"panels[{index}].curves[{number}].x", curve.x)
+        y = _as_vector(f"panels[{index}].curves[{number}].y", curve.y)
+        if x.shape != y.shape:
+            raise ValueError(f"panels[{index}].curves[{number}]: x and y differ in length, {len(x)} and {len(y)}")
+        ax.plot(x, y, label=curve.label, **curve.style)
+    for reference in panel.references:
+        if reference.axis not in ("x", "y"):
+            raise ValueError(f"a Reference's axis must be 'x' or 'y', got {reference.axis!r}")
+        line = ax.axhline if reference.axis == "y" else ax.axvline
+        line(reference.value, label=reference.label, **reference.style)
+    _set_scale(ax, "x", panel.xscale)
+    _set_scale(ax, "y", panel.yscale)
+    ax.set(title=panel.title, xlabel=panel.xlabel, ylabel=panel.ylabel)
+    if panel.xlim is not None:
+        ax.set_xlim(panel.xlim)
+    if panel.ylim is not None:
+        ax.set_ylim(panel.ylim)
+    for reference in panel.references:  # after the limits, so the text sits inside the axes
+        if reference.text is not None:
+            if reference.axis == "y":
+                ax.text(ax.get_xlim()[0], reference.value, reference.text, va="bottom", color="0.3")
+            else:
+                ax.text(reference.value, ax.get_ylim()[1], reference.text, ha="right", va="top", color="0.3")
+    if panel.title_size is not None:
+        ax.title.set_fontsize(panel.title_size)
+    if panel.legend is not None and ax.get_legend_handles_labels()[1]:
+        ax.legend(loc=cast(Any, panel.legend), fontsize=panel.legend_size)
+
+
+def line_panels(
+    panels: Sequence[LinePanel],
+    *,
+    ncols: int | None = None,
+    figsize: tuple[float, float] | None = None,
+    suptitle: str | None = None,
+) -> Figure:
+    """Draw a grid of panels of curves, e.g. scores against the key position for several heads.
+
+    Args:
+        panels: the :class:`LinePanel` of every axes, row by row.
+        ncols: number of columns of the grid (default: all in one row).
+        figsize: figure size (default: 3.7 inches per column, 3.2 per row).
+        suptitle: title of the whole figure.
+
+    Returns:
+        The figure; ``fig.axes[k]`` is panel ``k`` (unused cells of the grid are hidden).
+
+    Raises:
+        ValueError: if ``panels`` is empty, a curve's ``x`` and ``y`` differ in length or are
+            not 1-D, a scale is unknown, or a reference line's axis is not ``"x"``/``"y"``.
+        TypeError: if a panel is not a :class:`LinePanel` or a curve's data is not numeric.
+    """
+    panels = list(panels)
+    if not panels:
+        raise ValueError("panels must contain at least one LinePanel")
+    ncols = len(panels) if ncols is None else check_int("ncols", ncols, minimum=1)
+    nrows = -(-len(panels) // ncols)
+    figsize = figsize or (3.7 * ncols, 3.2 * nrows)
+    fig, axes = plt.subplots(nrows, ncols, figsize=figsize, squeeze=False, layout="constrained")
+    for index, ax in enumerate(axes.flat):
+        if index < len(panels):
+            _draw_panel(ax, panels[index], index)
+        else:
+            ax.remove()
+    if suptitle is not None:
+        fig.suptitle(suptitle)
+    return fig
+
+
+@dataclass(frozen=True)
+class WindowSummary:
+    """A curve summarised over windows of its ``x``: centre, mean, minimum and maximum of each."""
+
+    centres: np.ndarray
+    mean: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+
+
+def log_windows(x: Vector, y: Vector, *, per_decade: int = 20) -> WindowSummary:
+    """Summarise ``y(x)`` over windows of equal width on a logarithmic ``x`` axis.
+
+    A curve that oscillates faster than a figure can show (a score against distances up to
+    10^5) is drawn as its window average with a band between its window extremes.
+
+    Args:
+        x: positive, increasing positions (e.g. distances ``1 .. N``).
+        y: the values at ``x``.
+        per_decade: number of windows per factor of 10 of ``x`` (>= 1); windows that contain
+            no integer ``x`` are dropped.
+
+    Returns:
+        A :class:`WindowSummary` with one entry per non-empty window.
+
+    Raises:
+        ValueError: if ``x`` and ``y`` differ in length, are empty, or ``x`` is not positive
+            and increasing.
+    """
+    per_decade = check_int("per_decade", per_decade, minimum=1)
+    xs, ys = _as_vector("x", x).astype(float), _as_vector("y", y).astype(float)
+    if xs.shape != ys.shape or xs.size == 0:
+        raise ValueError(f"x and y must be non-empty and of equal length, got {xs.size} and {ys.size}")
+    if xs[0] <= 0 or np.any(np.diff(xs) <= 0):
+        raise ValueError("x must be positive and increasing (windows are taken on a log scale)")
+    decades = np.log10(xs[-1] / xs[0]) if xs[-1] > xs[0] else 0.0
+    count = max(1, int(np.ceil(decades * per_decade)))
+    edges = np.unique(np.round(xs[0] * np.logspace(0, decades, count + 1)))
+    window = np.clip(np.searchsorted(edges, xs, side="right") - 1, 0, None)
+    used = np.unique(window)
+    reduce: list[tuple[Callable[[np.ndarray], Any], np.ndarray]] = [
+        (np.mean, xs),
+        (np.mean, ys),
+        (np.min, ys),
+        (np.max, ys),
+    ]
+    centres, mean, low, high = (np.array([f(v[window == w]) for w in used]) for f, v in reduce)
+    return WindowSummary(centres=centres, mean=mean, low=low, high=high)
+
+
+def band_traces(
+    summary: WindowSummary,
+    *,
+    marker: tuple[float, float] | None = None,
+    colour: str = "#1f77b4",
+    marker_name: str = "marker",
+) -> list[Any]:
+    """Plotly traces of a :class:`WindowSummary`: the band between its extremes, its mean, a marker.
+
+    Args:
+        summary: the windowed curve (see :func:`log_windows`).
+        marker: optional ``(x, y)`` point drawn as a red dot (e.g. where the curve first falls
+            below a level).
+        colour: colour of the mean line and (translucent) of the band.
+        marker_name: hover text of the marker.
+
+    Returns:
+        ``[band, mean]`` or ``[band, mean, marker]`` plotly ``Scatter`` traces.
+    """
+    import plotly.graph_objects as go
+
+    red, green, blue = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    x = summary.centres.round(1)
+    traces = [
+        go.Scatter(
+            x=[*x, *x[::-1]],
+            y=[*summary.high.round(4), *summary.low.round(4)[::-1]],
+            fill="toself",
+            fillcolor=f"rgba({red}, {green}, {blue}, 0.25)",
+            line={"width": 0},
+            hoverinfo="skip",
+            name="range in a window",
+        ),
+        go.Scatter(
+            x=x,
+            y=summary.mean.round(4),
+            name="window average",
+            line={"color": colour, "width": 2.5},
+            customdata=np.stack((summary.low, summary.high), -1).round(4),
+            hovertemplate="x ≈ %{x:,.0f}<br>average: %{y:.3f}<br>range: %{customdata[0]:.3f} "
+            "to %{customdata[1]:.3f}<extra></extra>",
+        ),
+    ]
+    if marker is not None:
+        traces.append(
+            go.Scatter(
+                x=[marker[0]],
+                y=[marker[1]],
+                mode="markers",
+                name=marker_name,
+                marker={"color": "#d62728", "size": 10},
+                hovertemplate=f"{marker_name} at %{{x:,}}<extra></extra>",
+            )
+        )
+    return traces
+
+
+__all__ += ["Curve", "LinePanel", "Reference", "WindowSummary", "band_traces", "line_panels", "log_windows"]
 
 
 # ---- chapters 8–9 (Part V) ----
 
+# Chapter 9 (stretching trained RoPE models): accuracy by evaluated length, one panel per task and
+# regime, one curve per rule with its spread over seeds.
+
+
+def stretch_accuracy_panels(
+    lengths: Sequence[int],
+    panels: Mapping[str, Mapping[str, Matrix]],
+    *,
+    chance: float,
+    train_len: int,
+    target_len: int,
+    columns: int = 2,
+) -> Figure:
+    """Accuracy against the evaluated length: a panel per entry of ``panels``, a curve per rule.
+
+    Args:
+        lengths: the ``N`` evaluated lengths (drawn on a log2 axis).
+        panels: panel title -> rule -> ``(seeds, N)`` accuracies; each curve is the mean over
+            seeds, with a band from the worst to the best seed.
+        chance: the chance level, drawn as a dotted line.
+        train_len, target_len: ``L`` and ``L' = sL``, drawn as vertical lines.
+        columns: panels per row.
+
+    Returns:
+        The figure; panel ``i`` is ``fig.axes[i]``, its curves labelled by rule.
+
+    Raises:
+        ValueError: if ``panels`` is empty or an accuracy table is not ``(seeds, N)``.
+    """
+    if not panels:
+        raise ValueError("panels must name at least one panel")
+    x = np.asarray(list(lengths), dtype=float)
+    rows = -(-len(panels) // check_int("columns", columns, minimum=1))
+    fig, axes = plt.subplots(rows, columns, figsize=(5.2 * columns, 3.3 * rows), sharey=True,
+                             layout="constrained", squeeze=False)
+    for ax, (title, curves) in zip(axes.flat, panels.items(), strict=False):
+        for rule, table in curves.items():
+            values = _as_matrix(f"accuracy of {rule!r}", table)
+            if values.shape[1] != x.size:
+                raise ValueError(f"accuracy of {rule!r} must be (seeds, {x.size}), got {values.shape}")
+            (line,) = ax.plot(x, values.mean(0), marker="o", label=rule)
+            ax.fill_between(x, values.min(0), values.max(0), color=line.get_color(), alpha=0.15)
+        ax.axhline(chance, color="gray", linestyle=":", label="chance")
+        for length, text in ((train_len, "L"), (target_len, "L'")):
+            ax.axvline(length, color="black", linewidth=0.8, linestyle="--")
+            ax.annotate(text, (length, 1.02), ha="center", fontsize=8, annotation_clip=False)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(x, [str(int(n)) for n in x])
+        ax.set_ylim(0, 1.05)
+        ax.set_title(title)
+        ax.set_xlabel("evaluated length")
+    for ax in axes.flat[len(panels):]:
+        ax.remove()
+    axes.flat[0].set_ylabel("accuracy")
+    axes.flat[0].legend(fontsize=8, loc="lower left")
+    return fig
+
+
+__all__ += ["stretch_accuracy_panels"]
 
 def accuracy_by_length(
     panels: dict[str, dict[str, tuple[Sequence[float], Sequence[float], Sequence[float]]]],

@@ -26,6 +26,8 @@ They are the same rotation seen through a fixed permutation of coordinates
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import nn
 
@@ -322,6 +324,19 @@ def half_to_interleaved(x: torch.Tensor) -> torch.Tensor:
     return x.unflatten(-1, (2, dim // 2)).transpose(-1, -2).flatten(-2)
 
 
+_PRECISE_BUFFERS = ("frequencies", "cos", "sin")
+"""Buffers of :class:`RotaryEmbedding` whose dtype a conversion of the module must not lower."""
+
+
+def _table_dtype(device: torch.device, dtype: torch.dtype) -> torch.dtype:
+    """``dtype`` (float64 for the tables), except float32 on Apple's MPS, which has no float64.
+
+    float64 wherever the device has it makes the module as exact as :func:`apply_rope` for every
+    input dtype; on MPS float32 is the best on offer.
+    """
+    return torch.float32 if device.type == "mps" else dtype
+
+
 class RotaryEmbedding(nn.Module):
     """RoPE as a module, with a cos/sin cache that grows on demand.
 
@@ -330,6 +345,12 @@ class RotaryEmbedding(nn.Module):
     module between devices but are not saved in a ``state_dict``. Asking for a larger integer
     position recomputes the cache (at least doubling it); real-valued positions (e.g.
     interpolated ones) and negative ones are computed directly.
+
+    A dtype conversion of the module (``module.to(torch.bfloat16)``, ``.half()``, ``.float()``,
+    usually applied to a whole model) moves these buffers to the new device but never changes
+    their dtype: rounding the frequencies or the cache to 16 bits would put an error of up to
+    ``m * theta_l * 2^-8`` radians into the angle of position ``m``. Inputs of any dtype are
+    rotated in float32 or better and cast back, as in :func:`apply_rope`.
 
     Args:
         dim: rotated dimension ``d`` (even), usually the head dimension.
@@ -378,6 +399,19 @@ class RotaryEmbedding(nn.Module):
         self.register_buffer("sin", torch.empty(0), persistent=False)
         self._build_cache(initial_len)
 
+    def _apply(self, fn: Callable[[torch.Tensor], torch.Tensor], recurse: bool = True) -> RotaryEmbedding:
+        # nn.Module.to/half/bfloat16/float/double all go through _apply and convert floating
+        # buffers. Let them move the tables between devices, but restore the precision: the
+        # angles must not inherit the activations' dtype (the bug of ex-ropec-4 in the book).
+        before = {name: getattr(self, name) for name in _PRECISE_BUFFERS}
+        super()._apply(fn, recurse)
+        for name, table in before.items():
+            moved = getattr(self, name)
+            dtype = _table_dtype(moved.device, table.dtype)
+            if moved.dtype != dtype:
+                setattr(self, name, table.to(moved.device, dtype))
+        return self
+
     @property
     def cached_len(self) -> int:
         """Number of positions whose cos/sin are cached."""
@@ -386,9 +420,7 @@ class RotaryEmbedding(nn.Module):
     def _build_cache(self, length: int) -> None:
         positions = torch.arange(length, device=self.frequencies.device)
         phase = _angles.angles_from_frequencies(positions, self.frequencies)
-        # float64 wherever the device has it, so that the module is as exact as apply_rope for
-        # every input dtype; Apple's MPS has no float64, and there float32 is the best on offer.
-        dtype = torch.float32 if phase.device.type == "mps" else torch.float64
+        dtype = _table_dtype(phase.device, torch.float64)
         self.cos = phase.cos().to(dtype)
         self.sin = phase.sin().to(dtype)
 

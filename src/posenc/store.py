@@ -50,7 +50,7 @@ from typing import Any
 
 import torch
 
-from . import _angles, absolute, attention, experiments, multihead, relative, rotary
+from . import _angles, absolute, attention, experiments, multihead, relative, rotary, stretch
 from ._validation import check_int
 from .experiments import StopRule, TinyCausalLM, TrainConfig, build_model, evaluate, heldout_batch
 
@@ -61,6 +61,10 @@ __all__ = [
     "CH4_SHAW_CLIPS",
     "CH8_RANDOMIZED",
     "CH8_TASKS",
+    "CH9_FACTOR",
+    "CH9_FINETUNE_RULES",
+    "CH9_FINETUNE_TASK",
+    "CH9_TASKS",
     "ModelSpec",
     "ch8_config",
     "code_hash",
@@ -99,6 +103,9 @@ class ModelSpec:
         eval_scales: the manifest records accuracy and loss at ``s * config.train_len`` for each
             ``s`` (evaluated with ``beyond_table="clip"``, the same sequences for every model).
         description: one line for the summary table.
+        finetune: if given, the family is a short fine-tune of the stored family
+            ``finetune.base`` (same seed) under a stretch rule (:class:`posenc.stretch.FineTune`;
+            chapter 9); ``config`` must then be the base family's config and ``stop`` ``None``.
     """
 
     name: str
@@ -107,6 +114,7 @@ class ModelSpec:
     stop: StopRule | None = field(default_factory=StopRule)
     eval_scales: tuple[int, ...] = (1, 2, 4, 8, 16)
     description: str = ""
+    finetune: stretch.FineTune | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name or not all(c.isalnum() or c in "-_" for c in self.name):
@@ -120,6 +128,11 @@ class ModelSpec:
             raise ValueError(f"seeds must be distinct and non-empty, got {self.seeds}")
         for scale in self.eval_scales:
             check_int("eval_scales entry", scale, minimum=1)
+        if self.finetune is not None:
+            if not isinstance(self.finetune, stretch.FineTune):
+                raise TypeError(f"finetune must be a posenc.stretch.FineTune, got {type(self.finetune).__name__}")
+            if self.stop is not None:
+                raise ValueError("a fine-tune runs a fixed number of steps: give stop=None")
 
 
 _REGISTRY: dict[str, ModelSpec] = {}
@@ -229,6 +242,12 @@ def fingerprint(model_spec: ModelSpec, seed: int, *, code: str | None = None) ->
         "eval_scales": list(model_spec.eval_scales),
         "seed": seed,
     }
+    if model_spec.finetune is not None:
+        # the base model's own fingerprint, and the code that stretches and fine-tunes it
+        key["finetune"] = asdict(model_spec.finetune)
+        key["base"] = fingerprint(spec(model_spec.finetune.base), seed, code=code)
+        key["finetune_code"] = hashlib.sha256(_without_docstrings(inspect.getsource(stretch)).encode()).hexdigest()
+        key["finetune_fit"] = hashlib.sha256(_without_docstrings(inspect.getsource(_fit_finetune)).encode()).hexdigest()
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
 
 
@@ -294,7 +313,11 @@ def load(name: str, seed: int, *, directory: str | Path | None = None) -> TinyCa
     payload = weights.read_bytes()
     if hashlib.sha256(payload).hexdigest() != info["weights_sha256"]:
         raise RuntimeError(f"{weights} does not match its manifest's sha256; run: make train ONLY={name}")
-    model = build_model(spec(name).config)
+    model_spec = spec(name)
+    model = build_model(model_spec.config)
+    if model_spec.finetune is not None:
+        plan = model_spec.finetune
+        stretch.stretch(model, plan.rule, factor=plan.factor, train_len=model_spec.config.train_len)
     model.load_state_dict({key: value.float() for key, value in load_bytes(payload).items()})
     return model.eval()
 
@@ -355,6 +378,41 @@ def _fit(model_spec: ModelSpec, seed: int, progress: bool | None) -> tuple[TinyC
     return run.model, info, half
 
 
+def _fit_finetune(
+    model_spec: ModelSpec, seed: int, directory: Path | None
+) -> tuple[TinyCausalLM, dict[str, Any], dict]:
+    plan = model_spec.finetune
+    if plan is None:
+        raise ValueError(f"{model_spec.name} is not a fine-tune")
+    base_dir = directory if directory is not None and _paths(plan.base, seed, directory)[1].is_file() else None
+    torch.set_num_threads(1)
+    torch.manual_seed(seed)
+    model, losses, seconds = stretch.fine_tune(load(plan.base, seed, directory=base_dir), model_spec.config, plan, seed)
+    half = _half_round_trip(model)
+    chunks = torch.tensor(losses).split(LOSS_EVERY)
+    info = {
+        "name": model_spec.name,
+        "seed": seed,
+        "description": model_spec.description,
+        "config": asdict(model_spec.config),
+        "stop": None,
+        "finetune": asdict(plan),
+        "base_fingerprint": manifest(plan.base, seed, directory=base_dir)["fingerprint"],
+        "steps_run": plan.steps,
+        "stop_reason": "steps",
+        "converged": True,
+        "loss_curve": {"every": LOSS_EVERY, "mean_loss": [round(float(c.mean()), 5) for c in chunks]},
+        "checks": [],
+        "metrics": _metrics(model, model_spec),
+        "train_seconds": round(seconds, 2),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "cpu": _cpu(),
+        "threads": torch.get_num_threads(),
+    }
+    return model, info, half
+
+
 def retrain(
     name: str, seed: int, *, directory: str | Path | None = None, progress: bool | None = None
 ) -> tuple[TinyCausalLM, dict[str, Any]]:
@@ -373,7 +431,10 @@ def retrain(
     """
     model_spec = spec(name)
     seed = _check_seed(model_spec, seed)
-    model, info, half = _fit(model_spec, seed, progress)
+    if model_spec.finetune is None:
+        model, info, half = _fit(model_spec, seed, progress)
+    else:
+        model, info, half = _fit_finetune(model_spec, seed, None if directory is None else Path(directory))
     info["fingerprint"] = fingerprint(model_spec, seed)
     if directory is not None:
         from safetensors.torch import save
@@ -403,9 +464,10 @@ def stale(pattern: str = "*", *, directory: str | Path | None = None) -> list[st
     return found
 
 
-def _job(name: str, seed: int, directory: str, progress: bool) -> dict[str, Any] | None:
+def _job(name: str, seed: int, directory: str, progress: bool, force: bool = False) -> dict[str, Any] | None:
     # Another `make train` may have stored this model since the list was made: skip it then.
-    if f"{name} seed {seed}" not in {line.split(":")[0] for line in stale(name, directory=directory)}:
+    current = f"{name} seed {seed}" not in {line.split(":")[0] for line in stale(name, directory=directory)}
+    if current and not force:
         return None
     start = time.perf_counter()
     _, info = retrain(name, seed, directory=directory, progress=progress)
@@ -443,17 +505,20 @@ def train_all(
     start = time.perf_counter()
     with ProcessPoolExecutor(jobs) as pool, tqdm(total=len(todo), desc="models", file=sys.stdout) as bar:
         bars = jobs == 1 and _progress()
-        futures = {pool.submit(_job, name, seed, str(target), bars): (name, seed) for name, seed in todo}
-        for future in as_completed(futures):
-            info = future.result()
-            bar.update()
-            if info is None:
-                continue
-            done.append(info)
-            bar.write(
-                f"{info['name']:<32} seed {info['seed']}  {info['steps_run']:>5} steps  {info['stop_reason']:<9}"
-                f"  held-out {info['metrics']['heldout_accuracy']:.3f}  {info['train_seconds']:6.1f} s"
-            )
+        # fine-tunes start from stored models: they run after every model trained from scratch
+        for wave in (False, True):
+            batch = [(name, seed) for name, seed in todo if (spec(name).finetune is not None) == wave]
+            futures = {pool.submit(_job, name, seed, str(target), bars, force): (name, seed) for name, seed in batch}
+            for future in as_completed(futures):
+                info = future.result()
+                bar.update()
+                if info is None:
+                    continue
+                done.append(info)
+                bar.write(
+                    f"{info['name']:<32} seed {info['seed']}  {info['steps_run']:>5} steps  {info['stop_reason']:<9}"
+                    f"  held-out {info['metrics']['heldout_accuracy']:.3f}  {info['train_seconds']:6.1f} s"
+                )
     minutes = (time.perf_counter() - start) / 60
     if done:
         log(_summary(done))
@@ -538,6 +603,25 @@ for _position in CH8_RANDOMIZED:
                        description=f"chapter 8 anchor (Ruoss et al. 2023): randomized positions, {_position}"))
 
 
+# --------------------------------------------------------------------------- chapter 9
+# RoPE models with heads of dimension 32 (16 pairs, so that PI, NTK and YaRN differ in kind),
+# otherwise chapter 8's protocol. Then, on the task that no rule solves zero-shot (recall), every
+# rule's fine-tune at L' = 4L with one budget: 300 steps of 16 sequences at a constant rate 1e-3;
+# the control, "rope", fine-tunes at 4L with the trained frequencies.
+CH9_TASKS = ("lookback", "recall")
+CH9_FINETUNE_TASK = "recall"
+CH9_FINETUNE_RULES = ("rope", "pi", "ntk", "yarn", "yarn-paper")
+CH9_FACTOR = 4.0
+
+for _task in CH9_TASKS:
+    register(ModelSpec(f"ch9-{_task}-rope", ch8_config(_task, "rope", num_heads=2),
+                       description=f"chapter 9 base: {_task}, rope, head dim 32"))
+for _rule in CH9_FINETUNE_RULES:
+    register(ModelSpec(f"ch9-{CH9_FINETUNE_TASK}-{_rule}-ft", spec(f"ch9-{CH9_FINETUNE_TASK}-rope").config,
+                       stop=None, eval_scales=(1, 2, 4, 8),
+                       finetune=stretch.FineTune(f"ch9-{CH9_FINETUNE_TASK}-rope", _rule, factor=CH9_FACTOR, steps=300),
+                       description=f"chapter 9 fine-tune: {CH9_FINETUNE_TASK}, {_rule} at {CH9_FACTOR:g} L"))
+
 
 # --------------------------------------------------------------------------- chapter 4
 # One layer (so that no offset can be composed from two smaller ones), look-back k = 4, otherwise
@@ -551,6 +635,7 @@ for _clip in CH4_SHAW_CLIPS:
     register(ModelSpec(f"ch4-lookback-shaw-c{_clip}",
                        ch8_config("lookback", "shaw", lookback=CH4_LOOKBACK, num_layers=1, steps=400, shaw_clip=_clip),
                        seeds=(0, 1, 2), description=f"chapter 4: Shaw's clipping distance c = {_clip} (ablation)"))
+
 
 if __name__ == "__main__":
     raise SystemExit(main())

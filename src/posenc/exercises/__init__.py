@@ -32,15 +32,28 @@ Checkers:
 - :func:`check_apply_rope`: rotary position embedding
 - :func:`check_repeat_kv`: key-value heads shared by query heads (grouped-query attention)
 - :func:`check_apply_rope_2d`: axial two-dimensional RoPE on a grid of patches
+- :func:`check_cross_attention` (ex-perm-2), :func:`check_position_recovery` (ex-perm-5),
+  :func:`check_position_parameter_counts` (ex-abs-1), :func:`check_decayed_rows` (ex-abs-4),
+  :func:`check_concatenated_sinusoidal` (ex-sin-6)
+- :func:`check_alibi_bias_from_slopes` (ex-rel-4), :func:`check_reversal_gap` (ex-rel-8)
+- :func:`check_unrotated_outputs` (ex-ropea-5), :func:`check_linear_rope_attention` (ex-ropea-6),
+  :func:`check_decode_positions` (ex-ropeb-5), :func:`check_streaming_cache` (ex-ropeb-9),
+  :func:`check_rope_matrix_2d_blocks` (ex-ropeb-10)
+- :func:`check_slowest_wavelength`, :func:`check_expected_score`, :func:`check_score_asymmetry`,
+  :func:`check_positional_head_query` (chapter 7)
+- :func:`check_extended_rows`, :func:`check_alibi_bias_at_positions` (chapter 8)
 - :func:`check_pi_frequencies`, :func:`check_ntk_frequencies`,
   :func:`check_dynamic_ntk_frequencies`, :func:`check_yarn_frequencies`,
   :func:`check_llama3_frequencies`: one per context-extension rule of Part V
 
 The package is organised as one module of shared machinery, :mod:`posenc.exercises.checking`
 (running the student's function, collecting and reporting problems), and one module per family
-of checkers: :mod:`posenc.exercises.attention`, :mod:`posenc.exercises.absolute`,
-:mod:`posenc.exercises.relative`, :mod:`posenc.exercises.rotary`,
-:mod:`posenc.exercises.heads` and :mod:`posenc.exercises.scaling`. Import the checkers from
+of checkers: :mod:`posenc.exercises.attention`, :mod:`posenc.exercises.foundations`,
+:mod:`posenc.exercises.absolute`, :mod:`posenc.exercises.relative`, :mod:`posenc.exercises.biases`,
+:mod:`posenc.exercises.rotary`, :mod:`posenc.exercises.rotations`, :mod:`posenc.exercises.heads`,
+:mod:`posenc.exercises.longrange`, :mod:`posenc.exercises.extrapolation` and
+:mod:`posenc.exercises.scaling`. The newer checkers compare with a reference and name the typical
+mistake that explains every failed case, with the first input where the answer differs. Import the checkers from
 here: the family modules are an implementation detail and may be reorganised.
 """
 
@@ -53,6 +66,28 @@ from .relative import check_shaw_index, check_relative_shift, check_t5_bucket, c
 from .rotary import check_apply_rope
 from .heads import check_repeat_kv
 from .rotary import check_apply_rope_2d
+from .foundations import (
+    check_cross_attention,
+    check_position_recovery,
+    check_position_parameter_counts,
+    check_decayed_rows,
+    check_concatenated_sinusoidal,
+)
+from .biases import check_alibi_bias_from_slopes, check_reversal_gap, check_alibi_bias_at_positions
+from .rotations import (
+    check_unrotated_outputs,
+    check_linear_rope_attention,
+    check_decode_positions,
+    check_streaming_cache,
+    check_rope_matrix_2d_blocks,
+)
+from .longrange import (
+    check_slowest_wavelength,
+    check_expected_score,
+    check_score_asymmetry,
+    check_positional_head_query,
+)
+from .extrapolation import check_extended_rows
 from .scaling import (
     check_pi_frequencies,
     check_ntk_frequencies,
@@ -63,19 +98,37 @@ from .scaling import (
 
 __all__ = [
     "CheckResult",
+    "check_alibi_bias_at_positions",
+    "check_alibi_bias_from_slopes",
     "check_alibi_slopes",
     "check_apply_rope",
     "check_apply_rope_2d",
     "check_attention",
+    "check_concatenated_sinusoidal",
+    "check_cross_attention",
+    "check_decayed_rows",
+    "check_decode_positions",
     "check_dynamic_ntk_frequencies",
+    "check_expected_score",
+    "check_extended_rows",
+    "check_linear_rope_attention",
     "check_llama3_frequencies",
     "check_ntk_frequencies",
     "check_padded_positions",
     "check_pi_frequencies",
+    "check_position_parameter_counts",
+    "check_position_recovery",
+    "check_positional_head_query",
     "check_relative_shift",
     "check_repeat_kv",
+    "check_reversal_gap",
+    "check_rope_matrix_2d_blocks",
+    "check_score_asymmetry",
     "check_shaw_index",
     "check_sinusoidal",
+    "check_slowest_wavelength",
+    "check_streaming_cache",
     "check_t5_bucket",
+    "check_unrotated_outputs",
     "check_yarn_frequencies",
 ]

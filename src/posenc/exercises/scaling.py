@@ -126,7 +126,10 @@ def _matches(got: torch.Tensor, expected: torch.Tensor) -> bool:
     return bool(torch.isfinite(got).all()) and bool(torch.allclose(got, expected, rtol=_RTOL, atol=0.0))
 
 
-def _frequency_case(session: _Session, rule: _Rule, setting: tuple[Any, ...], yarn: bool = False) -> None:
+def _frequency_case(
+    session: _Session, rule: _Rule, setting: tuple[Any, ...], yarn: bool = False,
+    failures: list[tuple[str, set[str]]] | None = None,
+) -> None:
     call = _call_text(rule, setting)
     returned = session.call(call, *setting)
     expected = rule.reference(*setting)
@@ -144,13 +147,17 @@ def _frequency_case(session: _Session, rule: _Rule, setting: tuple[Any, ...], ya
         f"{call}: pair ℓ = {pair} (of {expected.numel()}) should have frequency {should}, got {was}"
         f" (ratio got / expected = {_num(float(got[pair] / expected[pair]))})"
     )
+    matching = set()
     for variant in rule.variants:
         try:
             candidate = variant.frequencies(*setting)
         except (ValueError, ZeroDivisionError, OverflowError):
+            matching.add(f"n/a {variant.key}")  # the mistake cannot be evaluated here: no evidence either way
             continue
         if candidate is not None and not _matches(candidate, expected) and _matches(got, candidate):
-            raise _Problem(variant.key, f"{text}: {variant.explanation}")
+            matching.add(variant.key)
+    if failures is not None:
+        failures.append((text, matching))
     raise _Problem("frequencies", f"{text}. {rule.verified[1]}")
 
 
@@ -179,9 +186,19 @@ def _check_attention_factor(session: _Session, value: object, factor: float, cal
 
 def _check_rule(fn: Callable[..., Any], rule: _Rule, yarn: bool = False) -> CheckResult:
     def body(session: _Session) -> list[str]:
+        failures: list[tuple[str, set[str]]] = []
         for setting in rule.settings:
             tags = {tag for applies, tag, _ in rule.hints if applies(setting)}
-            session.run(partial(_frequency_case, session, rule, setting, yarn), tags)
+            session.run(partial(_frequency_case, session, rule, setting, yarn, failures), tags)
+        # A mistake is named only when it explains every setting whose frequencies were wrong.
+        named = [
+            variant for variant in rule.variants
+            if failures and all(variant.key in matching or f"n/a {variant.key}" in matching for _, matching in failures)
+            and any(variant.key in matching for _, matching in failures)
+        ]
+        if named:
+            session.problems.pop("frequencies", None)
+            session.problems[named[0].key] = f"{failures[0][0]}: {named[0].explanation}"
         for _, tag, hint in rule.hints:
             if session.only_failed_with(tag):
                 session.problem(f"{tag} hint", hint)
@@ -196,6 +213,13 @@ def _theta_half_exponent(dim: int, base: float) -> torch.Tensor:
 
 
 _EXPONENT = "θ_ℓ = base^(-2ℓ/d), ℓ = 0 .. d/2 - 1: the exponent needs the factor 2 (torch.arange(0, d, 2) / d)"
+_FROM_ONE = ("your pair index ℓ counts from 1: it runs from 0 to d/2 - 1, so the first pair has θ_0 = 1 "
+             "(torch.arange(0, d, 2) / d, not torch.arange(2, d + 2, 2) / d)")
+
+
+def _shifted_theta(dim: int, base: float) -> torch.Tensor:
+    """θ_(ℓ+1): the ladder with the pair index counted from 1."""
+    return base ** (-torch.arange(2, dim + 2, 2, dtype=torch.float64) / dim)
 
 
 # --------------------------------------------------------------------------- position interpolation
@@ -218,6 +242,10 @@ _PI = _Rule(
         _Variant("exponent", lambda d, b, s: _theta_half_exponent(d, b) / s, _EXPONENT),
         _Variant("base ignored", lambda d, b, s: _theta(d, 10000.0) / s,
                  "your function ignores its base argument and uses 10000"),
+        _Variant("from one", lambda d, b, s: _shifted_theta(d, b) / s, _FROM_ONE),
+        _Variant("twice", lambda d, b, s: _theta(d, b) / s**2,
+                 "you divided by the factor twice (s² in all): PI divides either the positions or the frequencies "
+                 "by s, not both"),
     ),
     verified=(
         "dimensions 8 to 128, bases 500 to 500000, factors 1.5 to 32",
@@ -279,6 +307,10 @@ _NTK = _Rule(
                  "these are the original frequencies: the factor is not applied"),
         _Variant("base ignored", lambda d, b, s: _ntk_with_exponent(d, 10000.0, s, d / (d - 2)),
                  "your function ignores its base argument and uses 10000"),
+        _Variant("from one", lambda d, b, s: _shifted_theta(d, b * s ** (d / (d - 2))), _FROM_ONE),
+        _Variant("factor on frequencies", lambda d, b, s: _theta(d, b) / s ** (d / (d - 2)),
+                 "you divided the frequencies by s^(d/(d-2)): the factor belongs to the base, b' = base · "
+                 "s^(d/(d-2)), so that pair 0 keeps θ_0 = 1"),
     ),
     verified=(
         "dimensions 8 to 128, bases 500 to 500000, factors 1.5 to 16",
@@ -315,13 +347,13 @@ def check_ntk_frequencies(fn: Callable[..., Any]) -> CheckResult:
 
 def _dynamic_variant(
     dim: int, base: float, factor: float, train_len: int, seq_len: int, *, floor: bool = True,
-    minus: bool = True, exponent: bool = True,
+    minus: bool = True, exponent: bool = True, ladder: Callable[[int, float], torch.Tensor] = _theta,
 ) -> torch.Tensor:
     length = max(seq_len, train_len) if floor else seq_len
     scale = factor * length / train_len - ((factor - 1.0) if minus else 0.0)
     if scale <= 0:
         raise ValueError("no base for a scale <= 0")
-    return _theta(dim, base * scale ** (dim / (dim - 2) if exponent else 1.0))
+    return ladder(dim, base * scale ** (dim / (dim - 2) if exponent else 1.0))
 
 
 _DYNAMIC = _Rule(
@@ -349,6 +381,7 @@ _DYNAMIC = _Rule(
                  "the base is multiplied by the scale s_n without the exponent d/(d-2): b' = base · s_n^(d/(d-2))"),
         _Variant("factor ignored", lambda d, b, s, train_len, n: _dynamic_variant(d, b, 1.0, train_len, n),
                  "your scale is n/L, without the factor: the rule of transformers is s_n = s·n/L - (s - 1)"),
+        _Variant("from one", partial(_dynamic_variant, ladder=_shifted_theta), _FROM_ONE),
         _Variant("original", lambda d, b, s, train_len, n: _theta(d, b),
                  "these are the original frequencies: beyond the training length the base must grow, "
                  "b' = base · s_n^(d/(d-2)) with s_n = s·n/L - (s - 1)"),
@@ -399,8 +432,9 @@ def check_dynamic_ntk_frequencies(fn: Callable[..., Any]) -> CheckResult:
 def _yarn_variant(
     dim: int, base: float, factor: float, train_len: int, beta_fast: float, beta_slow: float, *,
     swap: bool = False, invert: bool = False, rounding: bool = True,
+    ladder: Callable[[int, float], torch.Tensor] = _theta, temperature: float = 0.0,
 ) -> torch.Tensor:
-    theta = _theta(dim, base)
+    theta = ladder(dim, base)
 
     def pair_index(turns: float) -> float:
         return dim * math.log(train_len / (2 * math.pi * turns)) / (2 * math.log(base))
@@ -415,7 +449,8 @@ def _yarn_variant(
     share = ((torch.arange(dim // 2, dtype=torch.float64) - low) / (high - low)).clamp(0.0, 1.0)
     if invert:
         share = 1 - share
-    return theta * (1 - share) + theta / factor * share
+    frequencies = theta * (1 - share) + theta / factor * share
+    return frequencies * (0.1 * math.log(factor) + 1.0) ** temperature
 
 
 def _paper_ramp(dim: int, base: float, factor: float, train_len: int, beta_fast: float, beta_slow: float) -> Any:
@@ -453,6 +488,13 @@ _YARN = _Rule(
                  "these are PI's frequencies, θ_ℓ / s for every pair: YaRN keeps the fast pairs (r_ℓ >= beta_fast), "
                  "interpolates the slow ones and blends in between"),
         _Variant("exponent", lambda d, b, *rest: _yarn_variant(d, math.sqrt(b), *rest), _EXPONENT),
+        _Variant("from one", partial(_yarn_variant, ladder=_shifted_theta), _FROM_ONE),
+        _Variant("temperature in frequencies", partial(_yarn_variant, temperature=1.0),
+                 "you multiplied the frequencies by the attention factor 0.1 ln s + 1: that factor scales cos and sin "
+                 "(the attention temperature), not the angles; return it separately, (frequencies, factor)"),
+        _Variant("temperature divides frequencies", partial(_yarn_variant, temperature=-1.0),
+                 "you divided the frequencies by the attention factor 0.1 ln s + 1: that factor scales cos and sin "
+                 "(the attention temperature), not the angles; return it separately, (frequencies, factor)"),
     ),
     verified=(
         "dimensions 32 to 128, bases 10000 to 1000000, factors 2 to 16, training lengths 512 to 32768, two settings "
@@ -494,16 +536,23 @@ def check_yarn_frequencies(fn: Callable[..., Any]) -> CheckResult:
 
 def _llama3_variant(
     dim: int, base: float, factor: float, train_len: int, low: float, high: float, *, invert: bool = False,
-    clamp: bool = True, two_pi: bool = True,
+    clamp: bool = True, two_pi: bool = True, ladder: Callable[[int, float], torch.Tensor] = _theta,
+    regimes_swapped: bool = False, ramp_in_wavelength: bool = False,
 ) -> torch.Tensor:
-    theta = _theta(dim, base)
+    theta = ladder(dim, base)
     turns = train_len * theta / (2 * math.pi if two_pi else 1.0)
     kept = (turns - low) / (high - low)
+    if ramp_in_wavelength:  # linear in λ between the bounds L/low (share 0) and L/high (share 1)
+        wavelength = 2 * math.pi / theta
+        kept = (train_len / low - wavelength) / (train_len / low - train_len / high)
     if clamp:
         kept = kept.clamp(0.0, 1.0)
     if invert:
         kept = 1 - kept
-    return theta * kept + theta / factor * (1 - kept)
+    blended = theta * kept + theta / factor * (1 - kept)
+    if regimes_swapped:  # `wavelength > L/high: keep; elif wavelength < L/low: divide`: the band is never reached
+        blended = torch.where(turns < high, theta, theta / factor)
+    return blended
 
 
 _LLAMA3 = _Rule(
@@ -532,6 +581,18 @@ _LLAMA3 = _Rule(
                  "these are PI's frequencies, θ_ℓ / s for every pair: llama3 keeps the pairs with λ_ℓ < L / "
                  "high_freq_factor and blends the band between"),
         _Variant("exponent", lambda d, b, *rest: _llama3_variant(d, math.sqrt(b), *rest), _EXPONENT),
+        _Variant("from one", partial(_llama3_variant, ladder=_shifted_theta), _FROM_ONE),
+        _Variant("regimes swapped", partial(_llama3_variant, regimes_swapped=True),
+                 "your thresholds point the wrong way (`<` and `>` exchanged): the pairs with λ_ℓ < L / "
+                 "high_freq_factor (fast) keep θ_ℓ, those with λ_ℓ > L / low_freq_factor (slow) get θ_ℓ / s; yours "
+                 "divide the fast pairs and keep all the others, so the blend is never reached"),
+        _Variant("ramp in wavelength", partial(_llama3_variant, ramp_in_wavelength=True),
+                 "your blend is linear in the wavelength λ_ℓ: llama3's kept share is linear in the number of turns, "
+                 "γ_ℓ = (L/λ_ℓ - low_freq_factor) / (high_freq_factor - low_freq_factor)"),
+        _Variant("original", lambda d, b, *rest: _theta(d, b),
+                 "every pair keeps its frequency θ_ℓ, so the factor is never applied: if your thresholds compare the "
+                 "frequency θ_ℓ with the wavelength bounds L / high_freq_factor and L / low_freq_factor, compare the "
+                 "wavelength λ_ℓ = 2π / θ_ℓ instead"),
     ),
     verified=(
         "the Llama 3.1 values (base 500000, factor 8, factors 1 and 4, L = 8192) and four other settings",

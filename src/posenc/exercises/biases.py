@@ -1,0 +1,228 @@
+"""Checkers of the exercises on additive biases: ALiBi built from its slopes, ALiBi at real
+positions, and the reversal test of a bias-only encoder.
+
+- :func:`~posenc.exercises.check_alibi_bias_from_slopes` (ex-rel-4): the causal bias ``m_r (j - i)``;
+- :func:`~posenc.exercises.check_reversal_gap` (ex-rel-8): how far a layer is from reversal
+  equivariance;
+- :func:`~posenc.exercises.check_alibi_bias_at_positions` (ex-trained-3): ``-m_r |p_j - p_i|`` at
+  real (possibly fractional) positions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from .checking import CheckResult, _Case, _Mistake, _public, _simple_checker
+
+__all__ = ["check_alibi_bias_at_positions", "check_alibi_bias_from_slopes", "check_reversal_gap"]
+
+
+def _slopes(heads: int) -> torch.Tensor:
+    return 2.0 ** (-8.0 * torch.arange(1, heads + 1, dtype=torch.float64) / heads)
+
+
+# --------------------------------------------------------------------------- ex-rel-4
+
+
+def reference_alibi_bias_from_slopes(slopes, length):
+    """The causal ALiBi bias m_r (j - i), shape (h, L, L)."""
+    positions = torch.arange(length, dtype=slopes.dtype)
+    return slopes[:, None, None] * (positions[None, :] - positions[:, None])
+
+
+def _offsets(length: int) -> torch.Tensor:
+    positions = torch.arange(length, dtype=torch.float64)
+    return positions[None, :] - positions[:, None]
+
+
+def _visible(values: torch.Tensor, case: _Case) -> torch.Tensor:
+    length = values.shape[-1]
+    hidden = torch.ones(length, length, dtype=torch.bool).triu(1)
+    return values.masked_fill(hidden, 0.0)
+
+
+_FROM_SLOPES_MISTAKES = [
+    _Mistake("alibi sign", "your bias has the wrong sign on the visible entries: m_r (j - i) is negative for keys "
+             "before the query (j < i), a penalty that grows with the distance; yours is m_r (i - j)",
+             lambda m, n: m.double()[:, None, None] * -_offsets(n)),
+    _Mistake("alibi key only", "you built the key-only bias m_r j: it gives the same attention weights under a "
+             "causal mask, but part 1 asks for m_r (j - i) itself",
+             lambda m, n: m.double()[:, None, None] * torch.arange(n, dtype=torch.float64).expand(n, n)),
+    _Mistake("alibi no slopes", "your bias does not use the slopes: head r multiplies the offsets j - i by its "
+             "slope m_r (slopes[:, None, None])",
+             lambda m, n: _offsets(n).expand(len(m), n, n)),
+    _Mistake("alibi key axis", "you broadcast the slopes along the key axis (slopes[None, None, :]): the slope "
+             "belongs to the head, the first axis (slopes[:, None, None])",
+             lambda m, n: m.double()[None, None, :] * _offsets(n)),
+    _Mistake("alibi divided", "you divided the offsets by the slopes: the bias is the slope times the offset",
+             lambda m, n: _offsets(n) / m.double()[:, None, None]),
+    _Mistake("alibi heads reversed", "your heads are in the reverse order: head 0 has the largest slope, "
+             "slopes[0] = 2^(-8/h)",
+             lambda m, n: m.double().flip(0)[:, None, None] * _offsets(n)),
+]
+
+
+def _from_slopes_cases(generator: torch.Generator) -> list[_Case]:
+    return [_Case((_slopes(h).float(), n), f"fn(slopes of {h} heads, "
+        f"length={n})") for h, n in [(4, 6), (8, 5), (4, 4), (12, 9)]]
+
+
+@_public
+def check_alibi_bias_from_slopes(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(slopes, length)``: the causal ALiBi bias ``m_r (j - i)``, shape ``(h, L, L)``.
+
+    Only the visible entries ``j <= i`` are compared (within 1e-5): above the diagonal any value,
+    ``-inf`` included, is accepted. Named mistakes: the sign, the key-only form ``m_r j``, slopes
+    missing, broadcast on the key axis, dividing by them, heads in reverse order.
+    """
+    return _simple_checker(
+        "ALiBi bias from slopes", fn, _from_slopes_cases, reference_alibi_bias_from_slopes, _FROM_SLOPES_MISTAKES,
+        ["m_r (j - i) on every visible entry, for 4 hidden numbers of heads and lengths"],
+        what="the bias", view=_visible,
+    )
+
+
+# --------------------------------------------------------------------------- ex-rel-8
+
+
+def reference_reversal_gap(layer, x):
+    """max |layer(x reversed) - layer(x) reversed|, the reversal being along the positions (dim 0)."""
+    reversal = torch.arange(x.shape[0] - 1, -1, -1)
+    return (layer(x[reversal]) - layer(x)[reversal]).abs().max().item()
+
+
+class _Layer:
+    """A small attention layer on (L, d) inputs; ``kind`` chooses its position signal."""
+
+    def __init__(self, kind: str, dim: int, generator: torch.Generator) -> None:
+        self.kind = kind
+        self.w = torch.randn(3, dim, dim, generator=generator, dtype=torch.float64) / math.sqrt(dim)
+        self.table = torch.randn(64, dim, generator=generator, dtype=torch.float64)
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.double()
+        length = x.shape[0]
+        offsets = _offsets(length)
+        if self.kind == "absolute":
+            x = x + self.table[:length]
+        q, k, v = (x @ w for w in self.w)
+        scores = q @ k.T
+        if self.kind == "symmetric":
+            scores = scores - 0.5 * offsets.abs()
+        if self.kind == "causal":
+            scores = scores - 0.5 * offsets.abs()
+            scores = scores.masked_fill(offsets > 0, float("-inf"))
+        return torch.softmax(scores, -1) @ v
+
+    def __repr__(self) -> str:
+        return f"<{self.kind} layer>"
+
+
+def _reversal(x: torch.Tensor) -> torch.Tensor:
+    return torch.arange(x.shape[0] - 1, -1, -1)
+
+
+_REVERSAL_MISTAKES = [
+    _Mistake("reversal output not reversed", "you compared layer(x reversed) with layer(x) itself: reverse the "
+             "output too, layer(x)[reversal], since an equivariant layer reverses its output",
+             lambda f, x: (f(x[_reversal(x)]) - f(x)).abs().max().item()),
+    _Mistake("reversal input not reversed", "you compared layer(x) with layer(x)[reversal]: feed the reversed "
+             "input, layer(x[reversal])",
+             lambda f, x: (f(x) - f(x)[_reversal(x)]).abs().max().item()),
+    _Mistake("reversal features", "you reversed the feature axis (x.flip(-1)): the reversal permutes the "
+             "positions, the first axis of an (L, d) input",
+             lambda f, x: (f(x.flip(-1)) - f(x).flip(-1)).abs().max().item()),
+    _Mistake("reversal mean", "you returned the mean absolute gap: the test uses the largest, max |...|",
+             lambda f, x: (f(x[_reversal(x)]) - f(x)[_reversal(x)]).abs().mean().item()),
+    _Mistake("reversal signed", "you returned the largest signed difference: take the absolute value first, "
+             "max |layer(x reversed) - layer(x) reversed|",
+             lambda f, x: (f(x[_reversal(x)]) - f(x)[_reversal(x)]).max().item()),
+]
+
+
+def _reversal_cases(generator: torch.Generator) -> list[_Case]:
+    cases = []
+    for kind, length, dim in [("absolute", 6, 8), ("symmetric", 7, 8), ("causal", 5, 4), ("absolute", 9, 4)]:
+        x = torch.randn(length, dim, generator=generator, dtype=torch.float64)
+        cases.append(_Case((_Layer(kind, dim, generator), x), f"fn(layer with {kind} positions, x: ({length}, {dim}))"))
+    return cases
+
+
+@_public
+def check_reversal_gap(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(layer, x)``: ``max |layer(x[reversal]) - layer(x)[reversal]|`` for an ``(L, d)`` input.
+
+    ``layer`` maps an ``(L, d)`` tensor to an ``(L, d)`` tensor; the answer is a number, within 1e-6.
+    The hidden layers include one that is reversal equivariant (a symmetric bias: gap 0) and some
+    that are not. Named mistakes: the output or the input not reversed, the feature axis reversed,
+    the mean or the signed gap.
+    """
+    return _simple_checker(
+        "reversal gap", fn, _reversal_cases, reference_reversal_gap, _REVERSAL_MISTAKES,
+        ["the gap is right for an equivariant layer (0) and for three layers that are not"],
+        what="the gap", atol=1e-6, rtol=1e-5,
+    )
+
+
+# --------------------------------------------------------------------------- ex-trained-3
+
+
+def reference_alibi_bias_at_positions(slopes, positions):
+    """-m_r |p_j - p_i| at real positions p, shape (h, L, L)."""
+    p = positions.double()
+    return -slopes.double()[:, None, None] * (p[None, :] - p[:, None]).abs()
+
+
+def _at(slopes, positions, transform=lambda p: p, sign=-1.0, absolute=True, use_slopes=True):
+    p = transform(positions).double()
+    offsets = p[None, :] - p[:, None]
+    offsets = offsets.abs() if absolute else offsets
+    m = slopes.double() if use_slopes else torch.ones(len(slopes), dtype=torch.float64)
+    return sign * m[:, None, None] * offsets
+
+
+_AT_MISTAKES = [
+    _Mistake("alibi integer positions", "you converted the positions to integers (.long() or .int()), which "
+             "truncates fractional positions such as 0.25 i: keep them real (float)",
+             lambda m, p: _at(m, p, transform=lambda q: q.long())),
+    _Mistake("alibi index positions", "your bias uses the indices 0, ..., L-1 instead of the given positions: the "
+             "offsets are p_j - p_i",
+             lambda m, p: _at(m, p, transform=lambda q: torch.arange(len(q)))),
+    _Mistake("alibi no abs", "your bias is m_r (p_j - p_i), the causal form without the absolute value: this "
+             "exercise's bias is -m_r |p_j - p_i| (symmetric)",
+             lambda m, p: _at(m, p, sign=1.0, absolute=False)),
+    _Mistake("alibi positive", "your bias is +m_r |p_j - p_i|: ALiBi subtracts, a penalty growing with distance",
+             lambda m, p: _at(m, p, sign=1.0)),
+    _Mistake("alibi slopes missing", "your bias does not use the slopes: multiply head r's distances by m_r",
+             lambda m, p: _at(m, p, use_slopes=False)),
+    _Mistake("alibi scaled twice", "you scaled twice: at positions c i the bias is already that of slopes c m_r; "
+             "multiply either the positions or the slopes by c, not both",
+             lambda m, p: _at(m, p) * (p[1] - p[0]).item()),
+]
+
+
+def _at_cases(generator: torch.Generator) -> list[_Case]:
+    cases = []
+    for h, n, c in [(4, 6, 0.25), (8, 5, 2.0), (2, 7, 0.5), (4, 4, 1.5)]:
+        positions = c * torch.arange(n, dtype=torch.float32)
+        cases.append(_Case((_slopes(h), positions), f"fn(slopes of {h} heads, positions={c:g} * arange({n}))"))
+    return cases
+
+
+@_public
+def check_alibi_bias_at_positions(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(slopes, positions)``: ALiBi's bias ``-m_r |p_j - p_i|`` at real positions, ``(h, L, L)``.
+
+    Hidden positions are ``c * arange(L)`` for scales ``c`` such as 0.25 and 2 (within 1e-5). Named
+    mistakes: integer positions, indices instead of positions, the causal form without ``|.|``, the
+    sign, slopes missing, the scale applied twice.
+    """
+    return _simple_checker(
+        "ALiBi bias at real positions", fn, _at_cases, reference_alibi_bias_at_positions, _AT_MISTAKES,
+        ["-m_r |p_j - p_i| at fractional and integer-spaced positions for 4 hidden settings"],
+        what="the bias",
+    )

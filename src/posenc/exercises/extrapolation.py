@@ -1,0 +1,106 @@
+"""Checker of chapter 8's learned table past its last row (ex-trained-2).
+
+:func:`~posenc.exercises.check_extended_rows`: position vectors for ``0, ..., L'-1`` from an
+``(L, D)`` table by clipping, copying rows periodically, or linear interpolation at
+``m (L - 1)/(L' - 1)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from .checking import CheckResult, _Case, _Mistake, _public, _simple_checker
+
+__all__ = ["check_extended_rows"]
+
+
+def reference_extended_rows(table, length, option):
+    """Rows for positions 0..length-1: "clip", "copy" (m mod L) or "interpolate" (at m (L-1)/(length-1))."""
+    rows = table.shape[0]
+    if option == "clip":
+        return table[torch.arange(length).clamp(max=rows - 1)]
+    if option == "copy":
+        return table[torch.arange(length) % rows]
+    where = torch.linspace(0, rows - 1, length, dtype=torch.float64)
+    low = where.floor().long().clamp(max=rows - 2)
+    fraction = (where - low).to(table.dtype)[:, None]
+    return (1 - fraction) * table[low] + fraction * table[low + 1]
+
+
+def _interpolate(table, length, where, swap=False):
+    rows = table.shape[0]
+    where = where.double()
+    low = where.floor().long().clamp(max=rows - 2)
+    fraction = (where - low)[:, None]
+    if swap:
+        fraction = 1 - fraction
+    t = table.double()
+    return (1 - fraction) * t[low] + fraction * t[low + 1]
+
+
+def _variant(table, length, option, copy=None, interpolate=None):
+    if option == "copy" and copy is not None:
+        return copy(table, length)
+    if option == "interpolate" and interpolate is not None:
+        return interpolate(table, length)
+    return reference_extended_rows(table.double(), length, option)
+
+
+_ROWS_MISTAKES = [
+    _Mistake("rows copy clipped", "your \"copy\" clips to the last row: copying reads row m mod L, so position L "
+             "reads row 0 again",
+             lambda t, n, o: _variant(t, n, o, copy=lambda t_, n_: t_.double()[
+                 torch.arange(n_).clamp(max=len(t_) - 1)])),
+    _Mistake("rows interpolate bound", "your interpolation points run from 0 to L (m L/(L'-1), or linspace(0, L, "
+             "L')): the last position must land on the last row, L - 1, so they run from 0 to L - 1",
+             lambda t, n, o: _variant(t, n, o, interpolate=lambda t_, n_: _interpolate(
+                 t_, n_, torch.linspace(0, len(t_), n_, dtype=torch.float64)))),
+    _Mistake("rows interpolate ratio", "your interpolation points are m L/L' (the ratio of the lengths): the "
+             "exercise squeezes 0..L'-1 onto 0..L-1, at m (L - 1)/(L' - 1)",
+             lambda t, n, o: _variant(t, n, o, interpolate=lambda t_, n_: _interpolate(
+                 t_, n_, torch.arange(n_, dtype=torch.float64) * len(t_) / n_))),
+    _Mistake("rows nearest", "your interpolation reads the nearest row: blend the two neighbouring rows "
+             "linearly, (1 - f) row[⌊x⌋] + f row[⌊x⌋ + 1]",
+             lambda t, n, o: _variant(t, n, o, interpolate=lambda t_, n_: t_.double()[
+                 torch.linspace(0, len(t_) - 1, n_, dtype=torch.float64).round().long()])),
+    _Mistake("rows floor", "your interpolation reads the row below (⌊x⌋) without blending: add the fraction f of "
+             "the next row, (1 - f) row[⌊x⌋] + f row[⌊x⌋ + 1]",
+             lambda t, n, o: _variant(t, n, o, interpolate=lambda t_, n_: t_.double()[
+                 torch.linspace(0, len(t_) - 1, n_, dtype=torch.float64).floor().long()])),
+    _Mistake("rows weights swapped", "your interpolation weights are swapped: the row below gets 1 - f and the row "
+             "above f, where f is the fractional part",
+             lambda t, n, o: _variant(t, n, o, interpolate=lambda t_, n_: _interpolate(
+                 t_, n_, torch.linspace(0, len(t_) - 1, n_, dtype=torch.float64), swap=True))),
+    _Mistake("rows copy repeat", "your \"copy\" repeats each row (repeat_interleave): copying tiles the whole "
+             "table, row m mod L",
+             lambda t, n, o: _variant(t, n, o, copy=lambda t_, n_: t_.double()[
+                 torch.arange(len(t_)).repeat_interleave(-(-n_ // len(t_)))[:n_]])),
+]
+
+
+def _rows_cases(generator: torch.Generator) -> list[_Case]:
+    cases = []
+    for rows, width, length in [(8, 4, 16), (5, 3, 23), (16, 2, 64)]:
+        table = torch.randn(rows, width, generator=generator)
+        for option in ("clip", "copy", "interpolate"):
+            cases.append(_Case((table, length, option), f"fn(table: ({rows}, {width}), "
+                f"length={length}, option={option!r})"))
+    return cases
+
+
+@_public
+def check_extended_rows(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(table, length, option)``: ``(length, D)`` position vectors from an ``(L, D)`` table.
+
+    ``option`` is ``"clip"`` (row ``min(m, L-1)``), ``"copy"`` (row ``m mod L``) or ``"interpolate"``
+    (linear interpolation at ``m (L-1)/(length-1)``), within 1e-5. Named mistakes: copy clipped or
+    repeated, interpolation points with the wrong bound or ratio, nearest or lower row, weights swapped.
+    """
+    return _simple_checker(
+        "learned table past its last row", fn, _rows_cases, reference_extended_rows, _ROWS_MISTAKES,
+        ["clip, copy and interpolate are right for 3 hidden tables and lengths"],
+        what="the rows", atol=1e-5,
+    )

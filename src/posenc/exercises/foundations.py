@@ -1,0 +1,316 @@
+"""Checkers of the coding exercises of Part I that are not about one encoding table.
+
+- :func:`~posenc.exercises.check_cross_attention` (ex-perm-2): cross-attention of queries from one
+  sequence over keys and values from another;
+- :func:`~posenc.exercises.check_position_recovery` (ex-perm-5): reading the position off the
+  output ``1/(i+1)`` of uniform causal attention;
+- :func:`~posenc.exercises.check_position_parameter_counts` (ex-abs-1): parameters of a learned
+  table and of one-hot positions;
+- :func:`~posenc.exercises.check_decayed_rows` (ex-abs-4): rows of a table that AdamW's weight
+  decay shrinks and no gradient reaches;
+- :func:`~posenc.exercises.check_concatenated_sinusoidal` (ex-sin-6): the sines-then-cosines table
+  of tensor2tensor, fairseq and FSMT.
+
+Each compares the student's function with a reference on hidden cases and names the typical
+mistake that explains every failed case, with the first input where the answer differs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from .checking import CheckResult, _Case, _Mistake, _public, _simple_checker
+
+__all__ = [
+    "check_concatenated_sinusoidal",
+    "check_cross_attention",
+    "check_decayed_rows",
+    "check_position_parameter_counts",
+    "check_position_recovery",
+]
+
+
+# --------------------------------------------------------------------------- ex-perm-2
+
+
+def reference_cross_attention(y, z, w_q, w_k, w_v):
+    """softmax(y W_Q (z W_K)^T / sqrt(d_k)) z W_V, with d_k the width of the keys."""
+    scores = (y @ w_q) @ (z @ w_k).T / math.sqrt(w_k.shape[1])
+    return torch.softmax(scores, dim=-1) @ (z @ w_v)
+
+
+def _cross(y, z, w_q, w_k, w_v, scale=None, axis=-1, queries=None, values=None, weights_only=False):
+    queries = y if queries is None else queries
+    keys_from = z if queries is y else y
+    scale = math.sqrt(w_k.shape[1]) if scale is None else scale
+    weights = torch.softmax((queries @ w_q) @ (keys_from @ w_k).T / scale, dim=axis)
+    if weights_only:
+        return weights
+    return weights @ ((z if values is None else values) @ w_v)
+
+
+_CROSS_MISTAKES = [
+    _Mistake("cross roles", "your queries come from z and your keys from y: in cross-attention the queries are "
+             "the decoder states y (one output row per query) and the keys and values the memory z",
+             lambda y, z, q, k, v: torch.softmax((z @ q) @ (y @ k).T / math.sqrt(k.shape[1]), -1) @ (y @ v)),
+    _Mistake("cross axis", "your softmax normalises over the queries (dim=0): each query's weights over the "
+             "keys must sum to 1, so normalise along the last axis (dim=-1)",
+             lambda y, z, q, k, v: _cross(y, z, q, k, v, axis=0)),
+    _Mistake("cross no scale", "your scores are not divided by sqrt(d_k): divide y W_Q (z W_K)^T by the square "
+             "root of the key width w_k.shape[1]",
+             lambda y, z, q, k, v: _cross(y, z, q, k, v, scale=1.0)),
+    _Mistake("cross model width", "you divided by the square root of the model width d = y.shape[-1]; the scale "
+             "is sqrt(d_k), the width of the projected keys (w_k.shape[1])",
+             lambda y, z, q, k, v: _cross(y, z, q, k, v, scale=math.sqrt(y.shape[-1]))),
+    _Mistake("cross scale no sqrt", "you divided the scores by d_k instead of sqrt(d_k)",
+             lambda y, z, q, k, v: _cross(y, z, q, k, v, scale=k.shape[1])),
+    _Mistake("cross values from y", "your values come from y: the values are the memory z projected, z W_V",
+             lambda y, z, q, k, v: _cross(y, z, q, k, v, values=y)),
+    _Mistake("cross weights", "you returned the attention weights (m, n); the output is the weights times the "
+             "values z W_V, of shape (m, d_v)",
+             lambda y, z, q, k, v: _cross(y, z, q, k, v, weights_only=True)),
+]
+
+
+def _cross_cases(generator: torch.Generator) -> list[_Case]:
+    cases = []
+    for m, n, d, d_k, d_v in [(3, 5, 8, 4, 6), (4, 7, 16, 8, 8), (1, 4, 8, 2, 3), (6, 2, 12, 12, 5), (5, 5, 8, 4, 6)]:
+        y = torch.randn(m, d, generator=generator)
+        z = torch.randn(n, d, generator=generator)
+        w_q, w_k = (torch.randn(d, d_k, generator=generator) for _ in range(2))
+        w_v = torch.randn(d, d_v, generator=generator)
+        shown = f"fn(y: ({m}, {d}), z: ({n}, {d}), w_q: ({d}, {d_k}), w_k: ({d}, {d_k}), w_v: ({d}, {d_v}))"
+        cases.append(_Case((y, z, w_q, w_k, w_v), shown))
+    return cases
+
+
+@_public
+def check_cross_attention(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(y, z, w_q, w_k, w_v)``: cross-attention of the queries ``y`` over the memory ``z``.
+
+    ``y`` has shape ``(m, d)``, ``z`` shape ``(n, d)``, the projections ``(d, d_k)``, ``(d, d_k)``
+    and ``(d, d_v)``; the answer is ``softmax(y W_Q (z W_K)^T / sqrt(d_k)) z W_V``, shape ``(m, d_v)``,
+    within 1e-4. Named mistakes: roles of ``y`` and ``z`` swapped, softmax over the queries, no
+    scale or the wrong one, values taken from ``y``, weights returned instead of outputs.
+    """
+    return _simple_checker(
+        "cross-attention", fn, _cross_cases, reference_cross_attention, _CROSS_MISTAKES,
+        ["cross-attention agrees with softmax(y W_Q (z W_K)^T / sqrt(d_k)) z W_V on 5 hidden shapes"],
+        what="the output",
+    )
+
+
+# --------------------------------------------------------------------------- ex-perm-5
+
+
+def reference_position_recovery(outputs):
+    """Position i from o_i = 1/(i+1): the nearest integer to 1/o_i - 1, computed in float64."""
+    return (1.0 / outputs.double() - 1.0).round().long()
+
+
+_RECOVERY_MISTAKES = [
+    _Mistake("recovery low precision", "you computed 1/o - 1 in the dtype of the outputs: convert to float64 "
+             "first (outputs.double()), or the rounding of the low-precision division adds to the error",
+             lambda o: (1.0 / o - 1.0).round().double()),
+    _Mistake("recovery truncated", "you truncated 1/o - 1 (int(), .long(), floor) instead of rounding it to the "
+             "nearest integer: a value of 4.9999 must give 5",
+             lambda o: (1.0 / o.double() - 1.0).floor()),
+    _Mistake("recovery ceil", "you rounded 1/o - 1 up (ceil) instead of to the nearest integer",
+             lambda o: (1.0 / o.double() - 1.0).ceil()),
+    _Mistake("recovery no minus one", "you returned 1/o rounded, which is i + 1: subtract 1, since o_i = 1/(i + 1)",
+             lambda o: (1.0 / o.double()).round()),
+    _Mistake("recovery not rounded", "your positions are not rounded: return the nearest integer to 1/o - 1",
+             lambda o: 1.0 / o.double() - 1.0),
+]
+
+
+def _recovery_cases(generator: torch.Generator) -> list[_Case]:
+    cases = []
+    for dtype, length in [(torch.float32, 300), (torch.float16, 3000), (torch.bfloat16, 600)]:
+        exact = 1.0 / torch.arange(1, length + 1, dtype=torch.float64)
+        noise = 1 - 2e-3 * torch.rand(length, generator=generator, dtype=torch.float64) * (dtype != torch.float32)
+        cases.append(_Case(((exact * noise).to(dtype),), f"fn(outputs of length {length}, {str(dtype)[6:]})"))
+    return cases
+
+
+@_public
+def check_position_recovery(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(outputs)``: the positions ``round(1/o - 1)`` read off uniform causal attention.
+
+    ``outputs`` is a 1-D tensor (float32, float16 or bfloat16) of values close to ``1/(i+1)``;
+    the answer is the nearest integer to ``1/o_i - 1`` computed in float64, exactly. Named
+    mistakes: computing in low precision, truncating or rounding up, forgetting the ``- 1``,
+    not rounding.
+    """
+    return _simple_checker(
+        "position recovery", fn, _recovery_cases, reference_position_recovery, _RECOVERY_MISTAKES,
+        ["positions recovered exactly from float32, float16 and bfloat16 outputs"],
+        what="the positions", atol=1e-9, rtol=0.0,
+    )
+
+
+# --------------------------------------------------------------------------- ex-abs-1
+
+
+def reference_position_parameter_counts(positions, width):
+    """(learned table, one-hot then a linear map, one-hot into Q, K and V): N d, N d, 3 N d."""
+    return (positions * width, positions * width, 3 * positions * width)
+
+
+_COUNT_MISTAKES = [
+    _Mistake("counts whole map", "you counted the whole linear map, (d + N) d weights: only the N d weights that "
+             "multiply the one-hot coordinates belong to the positions (and 3 N d for Q, K and V)",
+             lambda n, d: (n * d, (d + n) * d, 3 * (d + n) * d)),
+    _Mistake("counts no three", "your part 3 counts one projection: queries, keys and values each gain N d "
+             "weights, 3 N d in all",
+             lambda n, d: (n * d, n * d, n * d)),
+    _Mistake("counts added", "you added N and d instead of multiplying: a table of N rows of width d has N d "
+             "entries",
+             lambda n, d: (n + d, n + d, 3 * (n + d))),
+    _Mistake("counts one-hot free", "you counted no parameters for the one-hot code followed by a linear map: the "
+             "code itself is free, but the map's N d weights on the one-hot coordinates form a learned table",
+             lambda n, d: (n * d, 0, 3 * n * d)),
+    _Mistake("counts square", "you counted N x N weights: the one-hot code is N wide, but each of its "
+             "coordinates is mapped to d outputs, N d weights",
+             lambda n, d: (n * d, n * n, 3 * n * n)),
+]
+
+
+def _count_cases(generator: torch.Generator) -> list[_Case]:
+    return [_Case((n, d), f"fn(positions={n}, width={d})") for n, d in [(512, 768), (1024, 64), (16, 8), (100, 300)]]
+
+
+@_public
+def check_position_parameter_counts(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(positions, width)``: the three parameter counts of ex-abs-1 as a tuple.
+
+    The answer is ``(N d, N d, 3 N d)``: a learned table, the position part of one linear map after
+    the one-hot concatenation, and the extra weights of Q, K and V fed the concatenation. Named
+    mistakes: the whole map counted, one projection instead of three, N + d, a free one-hot map, N².
+    """
+    return _simple_checker(
+        "parameter counts", fn, _count_cases, reference_position_parameter_counts, _COUNT_MISTAKES,
+        ["the three counts are right, BERT-base included (393,216, 393,216 and 1,179,648)"],
+        what="the three counts", atol=0.0, rtol=0.0,
+    )
+
+
+# --------------------------------------------------------------------------- ex-abs-4
+
+
+def reference_decayed_rows(initial, lr, weight_decay, steps):
+    """A row no gradient reaches after ``steps`` AdamW steps: (1 - lr wd)^T times its start."""
+    return initial * (1 - lr * weight_decay) ** steps
+
+
+_DECAY_MISTAKES = [
+    _Mistake("decay steps minus one", "your exponent is T - 1: each of the T steps multiplies by (1 - lr wd), "
+             "so the factor is (1 - lr wd)^T",
+             lambda x, lr, wd, t: x * (1 - lr * wd) ** (t - 1)),
+    _Mistake("decay steps plus one", "your exponent is T + 1: each of the T steps multiplies by (1 - lr wd) once",
+             lambda x, lr, wd, t: x * (1 - lr * wd) ** (t + 1)),
+    _Mistake("decay no lr", "your factor is (1 - wd)^T: AdamW's decoupled decay is scaled by the learning rate, "
+             "θ <- θ - lr wd θ, so the factor is (1 - lr wd)^T",
+             lambda x, lr, wd, t: x * (1 - wd) ** t),
+    _Mistake("decay no wd", "your factor is (1 - lr)^T: the decay multiplies by (1 - lr wd), the learning rate "
+             "times the weight decay",
+             lambda x, lr, wd, t: x * (1 - lr) ** t),
+    _Mistake("decay exponential", "you used exp(-lr wd T), the continuous approximation: the discrete updates "
+             "give exactly (1 - lr wd)^T, which differs when lr wd is not small",
+             lambda x, lr, wd, t: x * math.exp(-lr * wd * t)),
+    _Mistake("decay linear", "your factor is 1 - T lr wd, linear in T: the decay compounds, (1 - lr wd)^T",
+             lambda x, lr, wd, t: x * (1 - t * lr * wd)),
+]
+
+
+def _decay_cases(generator: torch.Generator) -> list[_Case]:
+    cases = []
+    for rows, lr, wd, steps in [(4, 0.05, 0.1, 50), (3, 0.1, 0.5, 20), (5, 0.3, 0.5, 7), (2, 0.01, 0.01, 1000)]:
+        initial = torch.randn(rows, 4, generator=generator, dtype=torch.float64)
+        cases.append(_Case((initial, lr, wd, steps), f"fn(initial: ({rows}, 4), lr={lr}, "
+            f"weight_decay={wd}, steps={steps})"))
+    return cases
+
+
+@_public
+def check_decayed_rows(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(initial, lr, weight_decay, steps)``: unused rows after ``steps`` AdamW steps.
+
+    The answer is ``initial * (1 - lr * weight_decay) ** steps`` (relative tolerance 1e-4). Named
+    mistakes: exponent off by one either way, the learning rate or the decay missing, the
+    exponential approximation, a linear factor.
+    """
+    return _simple_checker(
+        "decayed rows", fn, _decay_cases, reference_decayed_rows, _DECAY_MISTAKES,
+        ["the unused rows equal (1 - lr wd)^T times their start in 4 hidden settings"],
+        what="the rows", atol=1e-9, rtol=1e-4,
+    )
+
+
+# --------------------------------------------------------------------------- ex-sin-6
+
+
+def reference_concatenated_sinusoidal(seq_len, dim, base=10000.0):
+    """tensor2tensor's table: all sines, then all cosines, with θ_ℓ = b^(-ℓ/(d/2 - 1))."""
+    half = dim // 2
+    theta = base ** (-torch.arange(half, dtype=torch.float64) / (half - 1))
+    angles = torch.arange(seq_len, dtype=torch.float64)[:, None] * theta
+    return torch.cat((angles.sin(), angles.cos()), dim=-1)
+
+
+def _t2t(seq_len, dim, base, exponent_of=None, layout="concatenated", start=0, first=0, use_base=True):
+    half = dim // 2
+    ell = torch.arange(half, dtype=torch.float64) + first
+    base = base if use_base else 10000.0
+    theta = base ** (-(ell / (half - 1) if exponent_of is None else exponent_of(ell, dim)))
+    angles = torch.arange(start, start + seq_len, dtype=torch.float64)[:, None] * theta
+    if layout == "interleaved":
+        return torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2)
+    if layout == "cos first":
+        return torch.cat((angles.cos(), angles.sin()), dim=-1)
+    return torch.cat((angles.sin(), angles.cos()), dim=-1)
+
+
+_T2T_MISTAKES = [
+    _Mistake("t2t paper ladder", "your frequencies are the paper's b^(-2ℓ/d): tensor2tensor's ladder is "
+             "b^(-ℓ/(d/2 - 1)), which ends exactly at 1/b",
+             lambda n, d, b=10000.0: _t2t(n, d, b, exponent_of=lambda ell, d: 2 * ell / d)),
+    _Mistake("t2t interleaved", "your table interleaves sin and cos (sin, cos, sin, cos, ...): this layout puts "
+             "all the sines first, then all the cosines",
+             lambda n, d, b=10000.0: _t2t(n, d, b, layout="interleaved")),
+    _Mistake("t2t cos first", "your table puts the cosines first: tensor2tensor, fairseq and FSMT put the sines "
+             "in the first d/2 columns",
+             lambda n, d, b=10000.0: _t2t(n, d, b, layout="cos first")),
+    _Mistake("t2t from one", "you counted the pair index ℓ from 1: it runs from 0 to d/2 - 1, so the first "
+             "frequency is b^0 = 1",
+             lambda n, d, b=10000.0: _t2t(n, d, b, first=1)),
+    _Mistake("t2t positions from one", "your positions start at 1: the first row is position 0",
+             lambda n, d, b=10000.0: _t2t(n, d, b, start=1)),
+    _Mistake("t2t base ignored", "your function ignores its base argument (10000 is used whatever base is given)",
+             lambda n, d, b=10000.0: _t2t(n, d, b, use_base=False)),
+]
+
+
+def _t2t_cases(generator: torch.Generator) -> list[_Case]:
+    return [_Case((n, d, b), f"fn(seq_len={n}, dim={d}, base={b:g})")
+            for n, d, b in [(50, 16, 10000.0), (20, 8, 10000.0), (64, 32, 500.0), (10, 6, 100.0)]]
+
+
+@_public
+def check_concatenated_sinusoidal(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(seq_len, dim, base=10000.0)``: the sines-then-cosines table of tensor2tensor.
+
+    The answer has shape ``(seq_len, dim)``, sines of ``i θ_ℓ`` in the first ``d/2`` columns and
+    cosines after, with ``θ_ℓ = b^(-ℓ/(d/2 - 1))`` (as FSMT's ``get_embedding``), within 1e-4
+    (float32 is fine). Named mistakes: the paper's ladder, interleaved or cosines first, ℓ from 1,
+    positions from 1, base ignored.
+    """
+    return _simple_checker(
+        "concatenated sinusoidal table", fn, _t2t_cases, reference_concatenated_sinusoidal, _T2T_MISTAKES,
+        ["the table is tensor2tensor's (sines first, θ_ℓ = b^(-ℓ/(d/2-1))) for 4 hidden settings"],
+        what="the table", atol=1e-4, rtol=1e-4,
+    )

@@ -1,0 +1,283 @@
+"""Checkers of the coding exercises of chapter 7 (RoPE over long ranges).
+
+- :func:`~posenc.exercises.check_slowest_wavelength` (ex-ropec-1): ``2π b^(1 - 2/d)``;
+- :func:`~posenc.exercises.check_expected_score` (ex-ropec-2): the expected score from the per-pair
+  cross-covariances;
+- :func:`~posenc.exercises.check_score_asymmetry` (ex-ropec-3): ``s(δ) - s(-δ)``;
+- :func:`~posenc.exercises.check_positional_head_query` (ex-ropec-5): a query whose score peaks at
+  a chosen offset (any query that does so passes).
+
+Scores are ``s(δ) = q^T R_δ k`` in the interleaved layout with ``θ_ℓ = b^(-2ℓ/d)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from ..rotary import apply_rope
+from .checking import CheckResult, _Case, _Mistake, _public, _simple_checker
+
+__all__ = [
+    "check_expected_score",
+    "check_positional_head_query",
+    "check_score_asymmetry",
+    "check_slowest_wavelength",
+]
+
+
+def _theta(dim: int, base: float, exponent: float = 2.0) -> torch.Tensor:
+    return base ** (-exponent * torch.arange(dim // 2, dtype=torch.float64) / dim)
+
+
+# --------------------------------------------------------------------------- ex-ropec-1
+
+
+def reference_slowest_wavelength(dim, base):
+    """The wavelength of pair d/2 - 1: 2π b^(1 - 2/d)."""
+    import math
+
+    return 2 * math.pi * base ** (1 - 2 / dim)
+
+
+_WAVELENGTH_MISTAKES = [
+    _Mistake("wavelength 2 pi b", "you returned 2π b: the slowest pair is ℓ = d/2 - 1, whose frequency is "
+             "b^(-2(d/2-1)/d) = b^(-1 + 2/d), so its wavelength is 2π b^(1 - 2/d)",
+             lambda d, b: 2 * math.pi * b),
+    _Mistake("wavelength frequency", "you returned the frequency θ_(d/2-1) = b^(-1 + 2/d): the wavelength is "
+             "2π divided by it",
+             lambda d, b: b ** (-1 + 2 / d)),
+    _Mistake("wavelength no 2 pi", "your wavelength lacks the factor 2π: one turn is an angle of 2π, so λ = 2π/θ",
+             lambda d, b: b ** (1 - 2 / d)),
+    _Mistake("wavelength pair before", "you took pair d/2 - 2 (an index off by one): the slowest pair is the "
+             "last, ℓ = d/2 - 1",
+             lambda d, b: 2 * math.pi * b ** (1 - 4 / d)),
+    _Mistake("wavelength fastest", "you returned the wavelength of the fastest pairs: the slowest pair is the "
+             "last one, with the smallest frequency",
+             lambda d, b: 2 * math.pi * b ** (2 / d)),
+    _Mistake("wavelength exponent", "your exponent is 1 - 1/d: pair ℓ has frequency b^(-2ℓ/d), so the last pair's "
+             "exponent is -(d - 2)/d = -(1 - 2/d)",
+             lambda d, b: 2 * math.pi * b ** (1 - 1 / d)),
+]
+
+
+def _wavelength_cases(generator: torch.Generator) -> list[_Case]:
+    return [_Case((d, b), f"fn(dim={d}, base={b:g})") for d, b in [(64, 1e4), (128, 5e5), (256, 1e4), (8, 100.0)]]
+
+
+@_public
+def check_slowest_wavelength(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(dim, base)``: the wavelength ``2π b^(1 - 2/d)`` of the slowest pair (a number, rel. 1e-6).
+
+    Named mistakes: ``2π b``, the frequency instead of the wavelength, no ``2π``, the pair before the
+    last, the fastest pair, exponent ``1 - 1/d``.
+    """
+    return _simple_checker(
+        "slowest wavelength", fn, _wavelength_cases, reference_slowest_wavelength, _WAVELENGTH_MISTAKES,
+        ["2π b^(1 - 2/d) for 4 hidden dimensions and bases"],
+        what="the wavelength", atol=0.0, rtol=1e-6,
+    )
+
+
+# --------------------------------------------------------------------------- ex-ropec-2
+
+
+def reference_expected_score(cross, offsets, base=10000.0):
+    """E[q^T R_δ k] = Σ_ℓ cos(δθ_ℓ)(C11 + C22) + sin(δθ_ℓ)(C21 - C12), C = cross[ℓ], d = 2 * len(cross)."""
+    dim = 2 * cross.shape[0]
+    theta = base ** (-2 * torch.arange(dim // 2, dtype=torch.float64) / dim)
+    angles = offsets.double()[:, None] * theta
+    c = cross.double()
+    return angles.cos() @ (c[:, 0, 0] + c[:, 1, 1]) + angles.sin() @ (c[:, 1, 0] - c[:, 0, 1])
+
+
+def _expected(cross, offsets, base=10000.0, sin_sign=1.0, use_sin=True, sym=False, exponent_dim=None, swap=False):
+    pairs = cross.shape[0]
+    dim = 2 * pairs
+    theta = base ** (-2 * torch.arange(pairs, dtype=torch.float64) / (exponent_dim or dim))
+    angles = offsets.double()[:, None] * theta
+    c = cross.double()
+    trace = c[:, 0, 0] + c[:, 1, 1]
+    odd = (c[:, 1, 0] + c[:, 0, 1]) if sym else sin_sign * (c[:, 1, 0] - c[:, 0, 1])
+    cos, sin = (angles.sin(), angles.cos()) if swap else (angles.cos(), angles.sin())
+    return cos @ trace + (sin @ odd if use_sin else 0.0)
+
+
+_EXPECTED_MISTAKES = [
+    _Mistake("expected sine sign", "the sine term has the wrong sign, (C12 - C21) instead of (C21 - C12): the "
+             "trace is tr(B(δθ) C^T), with C transposed (E[k q^T] holds C^T)",
+             lambda c, o, b=10000.0: _expected(c, o, b, sin_sign=-1.0)),
+    _Mistake("expected cosine only", "your score has no sine term: the antisymmetric part of C, C21 - C12, "
+             "multiplies sin(δθ_ℓ)",
+             lambda c, o, b=10000.0: _expected(c, o, b, use_sin=False)),
+    _Mistake("expected symmetric sine", "your sine term uses C21 + C12: it is the antisymmetric part, C21 - C12",
+             lambda c, o, b=10000.0: _expected(c, o, b, sym=True)),
+    _Mistake("expected dim", "your frequencies use the number of pairs d/2 as the dimension: with d/2 blocks of "
+             "C the head dimension is d = 2 * cross.shape[0], and θ_ℓ = b^(-2ℓ/d)",
+             lambda c, o, b=10000.0: _expected(c, o, b, exponent_dim=c.shape[0])),
+    _Mistake("expected sin cos swapped", "you swapped sine and cosine: the trace C11 + C22 goes with cos(δθ_ℓ)",
+             lambda c, o, b=10000.0: _expected(c, o, b, swap=True)),
+]
+
+
+def _expected_cases(generator: torch.Generator) -> list[_Case]:
+    cases = []
+    for pairs, base in [(8, 10000.0), (4, 100.0), (16, 10000.0)]:
+        cross = torch.randn(pairs, 2, 2, generator=generator, dtype=torch.float64)
+        cases.append(_Case((cross, torch.arange(-20, 61), base), f"fn(cross: ({pairs}, 2, 2), "
+            f"offsets=-20..60, base={base:g})"))
+    identity = torch.eye(2, dtype=torch.float64).expand(8, 2, 2).clone()
+    shown = "fn(cross = identity blocks (8, 2, 2), offsets=0..200)"
+    cases.append(_Case((identity, torch.arange(0, 201), 10000.0), shown))
+    return cases
+
+
+@_public
+def check_expected_score(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(cross, offsets, base=10000.0)``: ``E[q^T R_δ k]`` for every offset.
+
+    ``cross`` has shape ``(d/2, 2, 2)``, block ``ℓ`` being ``C^(ℓ) = E[q^(ℓ) k^(ℓ)T]``; the answer has
+    one value per offset: ``Σ_ℓ cos(δθ_ℓ)(C11 + C22) + sin(δθ_ℓ)(C21 - C12)`` (within 1e-5). Named
+    mistakes: the sine's sign, no sine, ``C21 + C12``, ``d/2`` used as the dimension, sin and cos swapped.
+    """
+    return _simple_checker(
+        "expected score", fn, _expected_cases, reference_expected_score, _EXPECTED_MISTAKES,
+        ["the expected score is right for random cross-covariances and for the identity (the all-ones curve)"],
+        what="the expected scores",
+    )
+
+
+# --------------------------------------------------------------------------- ex-ropec-3
+
+
+def reference_score_asymmetry(query, key, offsets, base=10000.0):
+    """s(δ) - s(-δ) with s(δ) = q^T R_δ k: -2 Σ_ℓ Im(conj(q_ℓ) k_ℓ) sin(δθ_ℓ)."""
+    dim = query.shape[-1]
+    theta = base ** (-2 * torch.arange(dim // 2, dtype=torch.float64) / dim)
+    q, k = query.double(), key.double()
+    imag = q[0::2] * k[1::2] - q[1::2] * k[0::2]
+    return -2 * torch.sin(offsets.double()[:, None] * theta) @ imag
+
+
+def _score(q, k, offsets, base, layout="interleaved"):
+    dim = q.shape[-1]
+    frequencies = _theta(dim, base)
+    rotated = apply_rope(k.double().expand(len(offsets), dim), offsets, frequencies=frequencies, layout=layout)
+    return rotated @ q.double()
+
+
+_ASYMMETRY_MISTAKES = [
+    _Mistake("asymmetry sign", "your difference has the wrong sign, s(-δ) - s(δ): check which of q and k is "
+             "conjugated in h_ℓ = conj(q_ℓ) k_ℓ, and the order of the subtraction",
+             lambda q, k, o, b=10000.0: -reference_score_asymmetry(q, k, o, b)),
+    _Mistake("asymmetry factor", "your difference lacks the factor 2: s(δ) - s(-δ) = -2 Σ Im(h_ℓ) sin(δθ_ℓ)",
+             lambda q, k, o, b=10000.0: reference_score_asymmetry(q, k, o, b) / 2),
+    _Mistake("asymmetry sum", "you returned s(δ) + s(-δ), the symmetric part: the exercise asks for the "
+             "difference s(δ) - s(-δ)",
+             lambda q, k, o, b=10000.0: _score(q, k, o, b) + _score(q, k, -o, b)),
+    _Mistake("asymmetry half", "you paired coordinate ℓ with ℓ + d/2 (the half layout): the chapter's pairs "
+             "are (2ℓ, 2ℓ + 1)",
+             lambda q, k, o, b=10000.0: _score(q, k, o, b, "half") - _score(q, k, -o, b, "half")),
+    _Mistake("asymmetry abs", "you returned |s(δ) - s(-δ)|: keep the sign of the difference",
+             lambda q, k, o, b=10000.0: reference_score_asymmetry(q, k, o, b).abs()),
+    _Mistake("asymmetry cos", "your formula has cos(δθ_ℓ) where the sine belongs: the difference of "
+             "Re(h e^(iδθ)) and Re(h e^(-iδθ)) keeps only the sine terms",
+             lambda q, k, o, b=10000.0: -2 * torch.cos(o.double()[:, None] * _theta(q.shape[-1], b))
+             @ (q.double()[0::2] * k.double()[1::2] - q.double()[1::2] * k.double()[0::2])),
+]
+
+
+def _asymmetry_cases(generator: torch.Generator) -> list[_Case]:
+    cases = []
+    for dim, base in [(16, 10000.0), (8, 100.0), (32, 10000.0)]:
+        q, k = (torch.randn(dim, generator=generator, dtype=torch.float64) for _ in range(2))
+        cases.append(_Case((q, k, torch.arange(1, 60), base), f"fn(query, key of dim {dim}, offsets=1..59, "
+                           f"base={base:g})"))
+    return cases
+
+
+@_public
+def check_score_asymmetry(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(query, key, offsets, base=10000.0)``: ``s(δ) - s(-δ)`` for every offset, ``s(δ) = q^T R_δ k``.
+
+    Computed directly from rotations or with the formula ``-2 Σ Im(h_ℓ) sin(δθ_ℓ)``: both pass
+    (within 1e-5). Named mistakes: the sign, no factor 2, the sum instead of the difference, the
+    half layout, an absolute value, cosine instead of sine.
+    """
+    return _simple_checker(
+        "score asymmetry", fn, _asymmetry_cases, reference_score_asymmetry, _ASYMMETRY_MISTAKES,
+        ["s(δ) - s(-δ) is right for 3 hidden random pairs of vectors"],
+        what="the differences", atol=1e-6,
+    )
+
+
+# --------------------------------------------------------------------------- ex-ropec-5
+
+
+def reference_positional_head_query(key, target, base=10000.0):
+    """q = R_target k: the score q^T R_δ k = (R_-target R_δ k)^T k... peaks at δ = target, where it is |k|²."""
+    from posenc import apply_rope
+
+    return apply_rope(key[None], torch.tensor([target]), base=base)[0]
+
+
+_OFFSETS = torch.arange(-500, 501)
+
+
+def _peak(query: torch.Tensor, key: torch.Tensor, base: float) -> int:
+    dim = key.shape[-1]
+    scores = apply_rope(key.double().expand(len(_OFFSETS), dim), _OFFSETS, base=base) @ query.double()
+    return int(_OFFSETS[scores.argmax()])
+
+
+def _peaks_at_target(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> bool:
+    key, target, base = case.args
+    return _peak(got, key, base) == target
+
+
+def _describe_peak(got: torch.Tensor, case: _Case) -> str:
+    key, target, base = case.args
+    return f"{case.shown}: the score of your query peaks at δ = {_peak(got, key, base)}, not at {target}"
+
+
+_HEAD_MISTAKES = [
+    _Mistake("head wrong way", "your query is rotated the wrong way, R_(-δ*) k: the score then peaks at -δ*; "
+             "q = R_δ* k peaks at δ*",
+             lambda k, t, b=10000.0: apply_rope(k[None].double(), torch.tensor([-t]), base=b)[0]),
+    _Mistake("head not rotated", "your query is the key itself (or a multiple): the score of q = k peaks at "
+             "offset 0; rotate it, q = R_δ* k",
+             lambda k, t, b=10000.0: k.double()),
+    _Mistake("head half layout", "you rotated with the half layout (pairs ℓ, ℓ + d/2): the scores here use "
+             "the interleaved pairs (2ℓ, 2ℓ + 1)",
+             lambda k, t, b=10000.0: apply_rope(k[None].double(), torch.tensor([t]), base=b, layout="half")[0]),
+    _Mistake("head base ignored", "your function ignores its base argument",
+             lambda k, t, b=10000.0: apply_rope(k[None].double(), torch.tensor([t]))[0]),
+    _Mistake("head negated", "your query is -R_δ* k: its score has a minimum, not a maximum, at δ*",
+             lambda k, t, b=10000.0: -apply_rope(k[None].double(), torch.tensor([t]), base=b)[0]),
+]
+
+
+def _head_cases(generator: torch.Generator) -> list[_Case]:
+    cases = []
+    for dim, target, base in [(64, -3, 10000.0), (64, 17, 10000.0), (32, -40, 500.0)]:
+        key = torch.randn(dim, generator=generator, dtype=torch.float64)
+        cases.append(_Case((key, target, base), f"fn(key of dim {dim}, target={target}, base={base:g})"))
+    return cases
+
+
+@_public
+def check_positional_head_query(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(key, target, base=10000.0)``: a query whose score ``q^T R_δ k`` over
+    ``δ ∈ [-500, 500]`` is largest at ``δ = target``.
+
+    Any such query passes (``R_target k`` is one). Named mistakes: rotated the wrong way, not
+    rotated, the half layout, base ignored, the negated query (a minimum).
+    """
+    return _simple_checker(
+        "positional head", fn, _head_cases, reference_positional_head_query, _HEAD_MISTAKES,
+        ["the score peaks at the target offset over [-500, 500] for 3 hidden keys and targets"],
+        what="the query", accept=_peaks_at_target, describe=_describe_peak, atol=1e-6,
+    )

@@ -1,0 +1,174 @@
+"""Chapter 3's figure kinds in ``posenc.plotting``: each test checks what is drawn (data, labels).
+
+The Agg backend is selected in ``conftest.py``; every figure is closed after each test.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from posenc import (
+    binary_beside_table,
+    curve_slider,
+    extrapolation_panels,
+    gram_by_offset,
+    pair_on_circle,
+    sinusoidal_encoding,
+    table_slider,
+    xy_curves,
+)
+
+
+def test_curves_draws_each_curve_with_its_label_levels_and_marks():
+    x = torch.arange(5)
+    ax = xy_curves(
+        x,
+        {"square": x**2, "line": [1.0, 2.0, 3.0, 4.0, 5.0]},
+        xlabel="i",
+        ylabel="value",
+        title="two",
+        styles=["o", "--"],
+        logy=True,
+        levels={"ten": 10.0},
+        vlines=[2.5],
+    )
+    data = [line for line in ax.get_lines() if line.get_label() in ("square", "line")]
+    np.testing.assert_array_equal(data[0].get_xdata(), np.arange(5))
+    np.testing.assert_array_equal(data[0].get_ydata(), np.arange(5) ** 2)
+    np.testing.assert_array_equal(data[1].get_ydata(), [1, 2, 3, 4, 5])
+    assert data[0].get_marker() == "o" and data[1].get_linestyle() == "--"
+    assert ax.get_yscale() == "log"
+    assert (ax.get_xlabel(), ax.get_ylabel(), ax.get_title()) == ("i", "value", "two")
+    assert [text.get_text() for text in ax.texts] == ["ten"]
+    flat = [line for line in ax.get_lines() if line not in data]
+    assert {tuple(line.get_ydata()) for line in flat if len(set(line.get_ydata())) == 1} == {(10.0, 10.0)}
+    assert {tuple(line.get_xdata()) for line in flat if len(set(line.get_xdata())) == 1} == {(2.5, 2.5)}
+    assert [text.get_text() for text in ax.get_legend().get_texts()] == ["square", "line"]
+
+
+def test_curves_takes_one_x_per_curve_and_validates():
+    ax = xy_curves({"a": [0, 1], "b": [0, 1, 2]}, {"a": [5, 6], "b": [1, 2, 3]}, xlabel="x", ylabel="y", legend=None)
+    assert [len(line.get_xdata()) for line in ax.get_lines()] == [2, 3]
+    assert ax.get_legend() is None
+    ax = xy_curves([0, 1], {"a": [1, 2]}, xlabel="x", ylabel="y", legend="outside")
+    assert ax.get_legend().get_bbox_to_anchor().x0 > ax.get_window_extent().x1 - 1
+    with pytest.raises(ValueError, match="at least one curve"):
+        xy_curves([0], {}, xlabel="x", ylabel="y")
+    with pytest.raises(ValueError, match="3 values for 2 abscissae"):
+        xy_curves([0, 1], {"a": [1, 2, 3]}, xlabel="x", ylabel="y")
+    with pytest.raises(ValueError, match="no abscissae"):
+        xy_curves({"a": [0]}, {"b": [1]}, xlabel="x", ylabel="y")
+    with pytest.raises(ValueError, match="one format per curve"):
+        xy_curves([0], {"a": [1]}, xlabel="x", ylabel="y", styles=["o", "s"])
+    with pytest.raises(TypeError, match="ys\\['a'\\] must be"):
+        xy_curves([0], {"a": "1"}, xlabel="x", ylabel="y")
+    with pytest.raises(ValueError, match="1-D"):
+        xy_curves([0], {"a": torch.ones(1, 1)}, xlabel="x", ylabel="y")
+
+
+def test_gram_by_offset_puts_every_entry_at_its_offset():
+    table = sinusoidal_encoding(6, 4, dtype=torch.float64)
+    gram = table @ table.T
+    offsets = torch.arange(-5, 6)
+    profile = torch.randn(11)
+    fig = gram_by_offset(gram, offsets, profile, profile_label="formula")
+    ax_gram, ax_curve = fig.axes[:2]
+    np.testing.assert_allclose(np.asarray(ax_gram.images[0].get_array()), gram.numpy())
+    line, dots = ax_curve.get_lines()[:2]
+    np.testing.assert_array_equal(line.get_xdata(), offsets.numpy())
+    np.testing.assert_allclose(line.get_ydata(), profile.numpy())
+    rows, columns = np.indices((6, 6))
+    np.testing.assert_array_equal(dots.get_xdata(), (columns - rows).ravel())
+    np.testing.assert_allclose(dots.get_ydata(), gram.numpy().ravel())
+    assert ax_curve.get_xlabel() == "offset j - i"
+    assert [text.get_text() for text in ax_curve.get_legend().get_texts()][0] == "formula"
+    with pytest.raises(ValueError, match="square"):
+        gram_by_offset(torch.zeros(2, 3), offsets, profile, profile_label="x")
+
+
+def test_pair_on_circle_splits_seen_and_unseen_positions():
+    angles = torch.arange(10.0)
+    ax = pair_on_circle(angles.sin(), angles.cos(), 4, pair=3)
+    unseen, seen = ax.get_lines()
+    np.testing.assert_allclose(seen.get_xdata(), angles[:4].sin().numpy())
+    np.testing.assert_allclose(unseen.get_ydata(), angles[4:].cos().numpy())
+    assert (seen.get_label(), unseen.get_label()) == ("training", "test only")
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("column 6 (sin)", "column 7 (cos)")
+    assert ax.get_aspect() == 1.0
+    with pytest.raises(ValueError, match="at most the number of positions"):
+        pair_on_circle(angles, angles, 11, pair=0)
+    with pytest.raises(ValueError, match="differ in length"):
+        pair_on_circle(angles, angles[:3], 1, pair=0)
+
+
+def test_extrapolation_panels_draw_coverage_circle_and_distance():
+    coverage = {"test": torch.tensor([1.0, 0.5]), "training": torch.tensor([1.0, 0.25])}
+    angles = torch.arange(8.0) / 3
+    distance = torch.linspace(0, 1, 8)
+    fig = extrapolation_panels(coverage, angles.sin(), angles.cos(), distance, train_len=5, pair=1, level=math.sqrt(2))
+    left, middle, right = fig.axes
+    assert [tuple(line.get_ydata()) for line in left.get_lines()] == [(1.0, 0.5), (1.0, 0.25)]
+    assert middle.get_title() == "Pair 1 on its circle"
+    assert len(middle.get_lines()[1].get_xdata()) == 5
+    curve = right.get_lines()[0]
+    np.testing.assert_allclose(curve.get_ydata(), distance.numpy())
+    assert [text.get_text() for text in right.texts] == ["orthogonal"]
+    assert right.get_title() == "Distance to the nearest training row"
+
+
+def test_binary_beside_table_shows_both_tables():
+    bits = (torch.arange(8)[:, None] >> torch.arange(3)) & 1
+    table = sinusoidal_encoding(8, 16)
+    fig = binary_beside_table(bits, table)
+    ax_bits, ax_table = fig.axes[:2]
+    np.testing.assert_array_equal(np.asarray(ax_bits.images[0].get_array()), bits.numpy())
+    np.testing.assert_array_equal(np.asarray(ax_table.images[0].get_array()), table.numpy())
+    assert [label.get_text() for label in ax_bits.get_yticklabels()] == [str(n) for n in range(8)]
+    assert ax_table.get_title() == "sinusoidal encoding, d = 16"
+    with pytest.raises(ValueError, match="same number of rows"):
+        binary_beside_table(bits, table[:4])
+
+
+def test_table_slider_has_one_heatmap_per_step_with_column_periods():
+    pytest.importorskip("plotly")
+    tables = {"10": sinusoidal_encoding(4, 6, base=10.0), "100": sinusoidal_encoding(4, 6, base=100.0)}
+    periods = {label: torch.arange(6.0) + 1 for label in tables}
+    figure = table_slider(tables, periods, slider_label="b = ", active="100")
+    assert len(figure.data) == 2
+    np.testing.assert_allclose(np.asarray(figure.data[1].z), tables["100"].numpy())
+    np.testing.assert_allclose(np.asarray(figure.data[0].customdata)[2], np.arange(6.0) + 1)
+    assert [trace.visible for trace in figure.data] == [False, True]
+    assert [step["label"] for step in figure.layout.sliders[0].steps] == ["10", "100"]
+    with pytest.raises(ValueError, match="one of the labels"):
+        table_slider(tables, periods, slider_label="b = ", active="3")
+    with pytest.raises(ValueError, match="one period per column"):
+        table_slider(tables, {label: [1.0] for label in tables}, slider_label="b", active="10")
+
+
+def test_curve_slider_draws_curves_and_marks_on_fixed_axes():
+    pytest.importorskip("plotly")
+    x = torch.arange(-3, 4)
+    ys = {"a": x.double() ** 2, "b": -x.double()}
+    figure = curve_slider(
+        x,
+        ys,
+        {"a": [1, -1], "b": [2]},
+        mark_label="first",
+        slider_label="s = ",
+        active="a",
+        xlabel="offset",
+        ylabel="y",
+    )
+    line_a, dots_a, line_b, dots_b = figure.data
+    np.testing.assert_allclose(line_b.y, ys["b"].numpy())
+    assert list(dots_a.x) == [1, -1] and list(dots_a.y) == [0.0, 0.0] and list(dots_b.x) == [2]
+    assert [trace.visible for trace in figure.data] == [True, True, False, False]
+    assert list(figure.layout.xaxis.range) == [-3.0, 3.0]
+    assert list(figure.layout.yaxis.range) == [-4.0, 10.0]
+    assert figure.layout.xaxis.title.text == "offset"
+    with pytest.raises(ValueError, match="marks has no entry"):
+        curve_slider(x, ys, {"a": []}, mark_label="m", slider_label="s", active="a", xlabel="x", ylabel="y")
