@@ -14,18 +14,18 @@ import torch
 from posenc import (
     binary_beside_table,
     curve_slider,
-    curves,
     extrapolation_panels,
     gram_by_offset,
     pair_on_circle,
     sinusoidal_encoding,
     table_slider,
+    xy_curves,
 )
 
 
 def test_curves_draws_each_curve_with_its_label_levels_and_marks():
     x = torch.arange(5)
-    ax = curves(
+    ax = xy_curves(
         x,
         {"square": x**2, "line": [1.0, 2.0, 3.0, 4.0, 5.0]},
         xlabel="i",
@@ -51,23 +51,23 @@ def test_curves_draws_each_curve_with_its_label_levels_and_marks():
 
 
 def test_curves_takes_one_x_per_curve_and_validates():
-    ax = curves({"a": [0, 1], "b": [0, 1, 2]}, {"a": [5, 6], "b": [1, 2, 3]}, xlabel="x", ylabel="y", legend=None)
+    ax = xy_curves({"a": [0, 1], "b": [0, 1, 2]}, {"a": [5, 6], "b": [1, 2, 3]}, xlabel="x", ylabel="y", legend=None)
     assert [len(line.get_xdata()) for line in ax.get_lines()] == [2, 3]
     assert ax.get_legend() is None
-    ax = curves([0, 1], {"a": [1, 2]}, xlabel="x", ylabel="y", legend="outside")
+    ax = xy_curves([0, 1], {"a": [1, 2]}, xlabel="x", ylabel="y", legend="outside")
     assert ax.get_legend().get_bbox_to_anchor().x0 > ax.get_window_extent().x1 - 1
     with pytest.raises(ValueError, match="at least one curve"):
-        curves([0], {}, xlabel="x", ylabel="y")
+        xy_curves([0], {}, xlabel="x", ylabel="y")
     with pytest.raises(ValueError, match="3 values for 2 abscissae"):
-        curves([0, 1], {"a": [1, 2, 3]}, xlabel="x", ylabel="y")
+        xy_curves([0, 1], {"a": [1, 2, 3]}, xlabel="x", ylabel="y")
     with pytest.raises(ValueError, match="no abscissae"):
-        curves({"a": [0]}, {"b": [1]}, xlabel="x", ylabel="y")
+        xy_curves({"a": [0]}, {"b": [1]}, xlabel="x", ylabel="y")
     with pytest.raises(ValueError, match="one format per curve"):
-        curves([0], {"a": [1]}, xlabel="x", ylabel="y", styles=["o", "s"])
+        xy_curves([0], {"a": [1]}, xlabel="x", ylabel="y", styles=["o", "s"])
     with pytest.raises(TypeError, match="ys\\['a'\\] must be"):
-        curves([0], {"a": "1"}, xlabel="x", ylabel="y")
+        xy_curves([0], {"a": "1"}, xlabel="x", ylabel="y")
     with pytest.raises(ValueError, match="1-D"):
-        curves([0], {"a": torch.ones(1, 1)}, xlabel="x", ylabel="y")
+        xy_curves([0], {"a": torch.ones(1, 1)}, xlabel="x", ylabel="y")
 
 
 def test_gram_by_offset_puts_every_entry_at_its_offset():

@@ -168,8 +168,8 @@ def test_curves_by_offset_validates_shapes():
         curves_by_offset(torch.arange(4), {"a": torch.zeros(3)})
     with pytest.raises(ValueError, match="at least one curve"):
         curves_by_offset(torch.arange(4), {})
-    with pytest.raises(TypeError):
-        curves_by_offset([0, 1], {"a": torch.zeros(2)})  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="sequence of numbers"):
+        curves_by_offset("01", {"a": torch.zeros(2)})  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------- bias_by_head_slider

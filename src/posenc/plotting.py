@@ -48,6 +48,34 @@ def use_book_style() -> None:
     )
 
 
+Vector = torch.Tensor | np.ndarray | Sequence[float]
+"""A 1-D series of numbers: a tensor, an array, or a list, tuple or range."""
+
+
+def _as_vector(name: str, values: object) -> np.ndarray:
+    """``values`` as a 1-D float array (every section of this module uses this one helper).
+
+    Raises:
+        TypeError: if ``values`` is not a tensor, an array or a sequence of numbers.
+        ValueError: if it is not 1-D.
+    """
+    if isinstance(values, torch.Tensor):
+        values = values.detach().cpu().double().numpy()
+    if isinstance(values, (list, tuple, range)):
+        try:
+            values = np.asarray(values, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must be a tensor, an array or a sequence of numbers") from None
+    if not isinstance(values, np.ndarray):
+        raise TypeError(f"{name} must be a tensor, an array or a sequence of numbers, got {type(values).__name__}")
+    if values.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {values.shape}")
+    try:
+        return values.astype(float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a tensor, an array or a sequence of numbers") from None
+
+
 def _as_matrix(name: str, matrix: object) -> np.ndarray:
     if isinstance(matrix, torch.Tensor):
         matrix = matrix.detach().cpu().numpy()
@@ -209,19 +237,8 @@ def heatmaps(
 
 __all__ += ["curves", "histograms", "pair_walk", "similarity_heatmaps"]
 
-Vector = Sequence[float] | torch.Tensor | np.ndarray
 
 
-def _as_vector(name: str, values: object) -> np.ndarray:
-    if isinstance(values, torch.Tensor):
-        values = values.detach().cpu().numpy()
-    try:
-        array = np.asarray(values, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a sequence of numbers, a tensor or an array") from None
-    if array.ndim != 1 or array.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D sequence, got shape {array.shape}")
-    return array
 
 
 def curves(
@@ -465,23 +482,11 @@ def pair_walk(
 # circle; the Gram matrix beside its profile by offset; the extrapolation panels; and the two
 # slider figures (a table per base, a curve per base).
 
-Vector = torch.Tensor | np.ndarray | Sequence[float]
 
 
-def _as_vector(name: str, vector: object) -> np.ndarray:
-    """A 1-D float array from a tensor, an array or a sequence (shared by every section below)."""
-    if isinstance(vector, torch.Tensor):
-        vector = vector.detach().cpu().double().numpy()
-    if isinstance(vector, (list, tuple, range)):
-        vector = np.asarray(vector, dtype=float)
-    if not isinstance(vector, np.ndarray):
-        raise TypeError(f"{name} must be a tensor, an array or a sequence of numbers, got {type(vector).__name__}")
-    if vector.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {vector.shape}")
-    return vector.astype(float)
 
 
-def curves(
+def xy_curves(
     x: Vector | Mapping[str, Vector],
     ys: Mapping[str, Vector],
     ax: Axes | None = None,
@@ -580,7 +585,7 @@ def gram_by_offset(gram: Matrix, offsets: Vector, profile: Vector, *, profile_la
     spread = float(np.abs(values).max())
     heatmap(values, ax_gram, title=r"$P P^\top$", cmap="RdBu_r", vmin=-spread, vmax=spread)
     rows, columns = np.indices(values.shape)
-    curves(offsets, {profile_label: profile}, ax_curve, xlabel="offset j - i", ylabel="dot product", legend=None)
+    xy_curves(offsets, {profile_label: profile}, ax_curve, xlabel="offset j - i", ylabel="dot product", legend=None)
     ax_curve.plot(
         (columns - rows).ravel(),
         values.ravel(),
@@ -651,7 +656,7 @@ def extrapolation_panels(
         The figure, its three axes in that order.
     """
     fig, axes = plt.subplots(1, 3, figsize=(13.0, 3.8), layout="constrained", width_ratios=[1.2, 1, 1.2])
-    curves(
+    xy_curves(
         {label: range(len(_as_vector(label, values))) for label, values in coverage.items()},
         coverage,
         axes[0],
@@ -661,7 +666,7 @@ def extrapolation_panels(
     )
     pair_on_circle(sines, cosines, train_len, axes[1], pair=pair)
     values = _as_vector("distance", distance)
-    curves(
+    xy_curves(
         range(len(values)),
         {"distance": values},
         axes[2],
@@ -805,11 +810,11 @@ def curve_slider(
 __all__ += [
     "binary_beside_table",
     "curve_slider",
-    "curves",
     "extrapolation_panels",
     "gram_by_offset",
     "pair_on_circle",
     "table_slider",
+    "xy_curves",
 ]
 
 
@@ -967,14 +972,6 @@ def skew_diagram(shift: Callable[[torch.Tensor], torch.Tensor], length: int = 5)
 __all__ += ["bias_by_head_slider", "curves_by_offset", "offset_matrices"]
 
 
-def _as_vector(name: str, values: object) -> np.ndarray:
-    if isinstance(values, torch.Tensor):
-        values = values.detach().cpu().numpy()
-    if not isinstance(values, np.ndarray):
-        raise TypeError(f"{name} must be a torch.Tensor or numpy.ndarray, got {type(values).__name__}")
-    if values.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {values.shape}")
-    return values
 
 
 def offset_matrices(
@@ -1524,14 +1521,15 @@ def weight_maps_with_difference(
 # Curves against position or offset, several per panel, and the windowed summaries of a curve
 # that oscillates too fast to read (a band between its extremes around its window average).
 
-Vector = torch.Tensor | np.ndarray | Sequence[float]
 _SCALES = ("linear", "log", "log2", "symlog")
 
 
-def _as_vector(name: str, values: object) -> np.ndarray:
+def _curve_data(name: str, values: object) -> np.ndarray:
+    """A 1-D float array from a tensor, an array or a sequence of numbers (this section's own
+    converter: other sections define ``_as_vector`` with other rules)."""
     if isinstance(values, torch.Tensor):
-        values = values.detach().cpu().numpy()
-    if isinstance(values, (list, tuple)):
+        values = values.detach().cpu().double().numpy()
+    if isinstance(values, (list, tuple, range)):
         values = np.asarray(values, dtype=float)
     if not isinstance(values, np.ndarray):
         raise TypeError(f"{name} must be a tensor, an array or a sequence of numbers, got {type(values).__name__}")
@@ -1604,8 +1602,8 @@ def _draw_panel(ax: Axes, panel: LinePanel, index: int) -> None:
     if not isinstance(panel, LinePanel):
         raise TypeError(f"panels[{index}] must be a LinePanel, got {type(panel).__name__}")
     for number, curve in enumerate(panel.curves):
-        x = _as_vector(f"panels[{index}].curves[{number}].x", curve.x)
-        y = _as_vector(f"panels[{index}].curves[{number}].y", curve.y)
+        x = _curve_data(f"panels[{index}].curves[{number}].x", curve.x)
+        y = _curve_data(f"panels[{index}].curves[{number}].y", curve.y)
         if x.shape != y.shape:
             raise ValueError(f"panels[{index}].curves[{number}]: x and y differ in length, {len(x)} and {len(y)}")
         ax.plot(x, y, label=curve.label, **curve.style)
@@ -1703,7 +1701,7 @@ def log_windows(x: Vector, y: Vector, *, per_decade: int = 20) -> WindowSummary:
             and increasing.
     """
     per_decade = check_int("per_decade", per_decade, minimum=1)
-    xs, ys = _as_vector("x", x).astype(float), _as_vector("y", y).astype(float)
+    xs, ys = _curve_data("x", x).astype(float), _curve_data("y", y).astype(float)
     if xs.shape != ys.shape or xs.size == 0:
         raise ValueError(f"x and y must be non-empty and of equal length, got {xs.size} and {ys.size}")
     if xs[0] <= 0 or np.any(np.diff(xs) <= 0):

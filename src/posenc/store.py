@@ -40,6 +40,7 @@ import json
 import os
 import platform
 import sys
+import tempfile
 import textwrap
 import time
 from collections.abc import Callable, Sequence
@@ -57,6 +58,8 @@ from .experiments import StopRule, TinyCausalLM, TrainConfig, build_model, evalu
 __all__ = [
     "LOSS_EVERY",
     "STORE_FORMAT",
+    "CH4_LOOKBACK",
+    "CH4_SHAW_CLIPS",
     "CH8_RANDOMIZED",
     "CH8_TASKS",
     "CH9_FACTOR",
@@ -70,6 +73,7 @@ __all__ = [
     "load",
     "manifest",
     "register",
+    "restamp",
     "retrain",
     "spec",
     "specs",
@@ -544,19 +548,90 @@ def _summary(infos: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _same_setup(model_spec: ModelSpec, info: dict[str, Any]) -> bool:
+    """Whether a manifest records the spec's config, stopping rule, fine-tune and evaluated scales."""
+
+    def plain(value: Any) -> Any:
+        return json.loads(json.dumps(value))
+
+    return (
+        info.get("config") == plain(asdict(model_spec.config))
+        and info.get("stop") == plain(None if model_spec.stop is None else asdict(model_spec.stop))
+        and info.get("finetune") == plain(None if model_spec.finetune is None else asdict(model_spec.finetune))
+        and sorted(info["metrics"]["by_scale"]) == sorted(str(scale) for scale in model_spec.eval_scales)
+    )
+
+
+def restamp(
+    pattern: str = "*", *, directory: str | Path | None = None, log: Callable[[str], None] = print
+) -> list[str]:
+    """Renew the fingerprints of models that are stale only because the training code changed,
+    where retraining one seed reproduces the stored weights and metrics bit for bit.
+
+    A change to the hashed code that does not change what training computes (a refactoring, a
+    method that training never calls) makes every manifest stale. For each such family this
+    retrains its first stale seed from scratch; if the weights' sha256 and every metric equal the
+    stored ones, the family's manifests get the current fingerprint, and the old one is kept under
+    ``"restamped"``. A family whose config changed, or whose retrained seed differs, is left
+    stale for ``make train``. Families are taken in registry order, so a fine-tune's base is
+    renewed before the fine-tune.
+
+    Returns:
+        The names of the families renewed.
+    """
+    target = Path(directory) if directory is not None else store_dir()
+    code = code_hash()
+    renewed = []
+    for model_spec in specs(pattern):
+        name = model_spec.name
+        stored = [seed for seed in model_spec.seeds if _paths(name, seed, target)[1].is_file()]
+        outdated = [
+            seed for seed in stored
+            if manifest(name, seed, directory=target)["fingerprint"] != fingerprint(model_spec, seed, code=code)
+        ]
+        if not outdated:
+            continue
+        if not all(_same_setup(model_spec, manifest(name, seed, directory=target)) for seed in outdated):
+            log(f"{name}: its config changed since it was trained; run make train ONLY={name}")
+            continue
+        probe = outdated[0]
+        with tempfile.TemporaryDirectory() as scratch:
+            _, again = retrain(name, probe, directory=scratch, progress=False)
+        before = manifest(name, probe, directory=target)
+        if again["weights_sha256"] != before["weights_sha256"] or again["metrics"] != before["metrics"]:
+            log(f"{name}: seed {probe} retrained differently; run make train ONLY={name}")
+            continue
+        for seed in outdated:
+            _, path = _paths(name, seed, target)
+            info = json.loads(path.read_text())
+            info["restamped"] = {"previous_fingerprint": info["fingerprint"], "verified_with_seed": probe}
+            info["fingerprint"] = fingerprint(model_spec, seed, code=code)
+            partial = path.with_suffix(f".{os.getpid()}.tmp")
+            partial.write_text(json.dumps(info, indent=1) + "\n")
+            partial.replace(path)
+        log(f"{name}: seed {probe} retrained bit for bit; {len(outdated)} manifest(s) renewed")
+        renewed.append(name)
+    return renewed
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m posenc.store {train,status}`` (``make train``)."""
+    """``python -m posenc.store {train,restamp,status}`` (``make train`` runs restamp, then train)."""
     parser = argparse.ArgumentParser(prog="python -m posenc.store", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     train_parser = commands.add_parser("train", help="train the missing and stale models")
     train_parser.add_argument("--only", default="*", help="shell pattern on family names")
     train_parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     train_parser.add_argument("--force", action="store_true", help="retrain current models too")
+    restamp_parser = commands.add_parser("restamp", help="renew models that the changed code reproduces exactly")
+    restamp_parser.add_argument("--only", default="*", help="shell pattern on family names")
     status_parser = commands.add_parser("status", help="list the missing and stale models")
     status_parser.add_argument("--only", default="*")
     args = parser.parse_args(argv)
     if args.command == "train":
         train_all(args.only, jobs=args.jobs, force=args.force)
+        return 0
+    if args.command == "restamp":
+        restamp(args.only)
         return 0
     lines = stale(args.only)
     print("\n".join(lines) if lines else "every model is current")
@@ -599,6 +674,20 @@ for _position in CH8_RANDOMIZED:
     register(ModelSpec(f"ch8-lookback-{_position}-randpos",
                        ch8_config("lookback", _position, randomized_positions=8 * 32), seeds=(0, 1, 2),
                        description=f"chapter 8 anchor (Ruoss et al. 2023): randomized positions, {_position}"))
+
+
+# --------------------------------------------------------------------------- chapter 4
+# One layer (so that no offset can be composed from two smaller ones), look-back k = 4, otherwise
+# chapter 8's setting. T5: which bias does each bucket learn? Shaw: the clipping distance as an
+# ablation; offset 4 has a vector of its own only when c >= 5 (clip(-4) = clip(-5) = -4 at c = 4).
+CH4_LOOKBACK = 4
+CH4_SHAW_CLIPS = (2, 4, 8)
+register(ModelSpec("ch4-lookback-t5", ch8_config("lookback", "t5", lookback=CH4_LOOKBACK, num_layers=1, steps=600),
+                   seeds=(0, 1, 2), description="chapter 4: the buckets a one-layer T5-bias model learns"))
+for _clip in CH4_SHAW_CLIPS:
+    register(ModelSpec(f"ch4-lookback-shaw-c{_clip}",
+                       ch8_config("lookback", "shaw", lookback=CH4_LOOKBACK, num_layers=1, steps=400, shaw_clip=_clip),
+                       seeds=(0, 1, 2), description=f"chapter 4: Shaw's clipping distance c = {_clip} (ablation)"))
 
 
 # --------------------------------------------------------------------------- chapter 9

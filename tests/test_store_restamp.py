@@ -1,0 +1,51 @@
+"""posenc.store.restamp: a code change that training reproduces bit for bit renews the manifests;
+anything else stays stale for make train."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from posenc import store
+from posenc.experiments import TrainConfig
+
+TINY = store.ModelSpec(
+    "test-restamp-lookback",
+    TrainConfig(task="lookback", position="rope", dim=16, num_heads=2, num_layers=1, train_len=12, steps=30,
+                batch_size=8, schedule="constant", warmup_steps=5),
+    seeds=(0, 1), stop=None, eval_scales=(1, 2),
+)
+
+
+@pytest.fixture
+def trained(tmp_path, monkeypatch):
+    monkeypatch.setitem(store._REGISTRY, TINY.name, TINY)
+    for seed in TINY.seeds:
+        store.retrain(TINY.name, seed, directory=tmp_path, progress=False)
+    real = store.code_hash()
+    monkeypatch.setattr(store, "code_hash", lambda: "a changed training code " + real)
+    return tmp_path
+
+
+def test_a_code_change_that_training_reproduces_renews_every_seed(trained):
+    assert len(store.stale(TINY.name, directory=trained)) == 2
+    messages: list[str] = []
+    assert store.restamp(TINY.name, directory=trained, log=messages.append) == [TINY.name]
+    assert store.stale(TINY.name, directory=trained) == []
+    info = store.manifest(TINY.name, 1, directory=trained)
+    assert info["restamped"]["verified_with_seed"] == 0 and "bit for bit" in messages[0]
+
+
+def test_a_seed_that_retrains_differently_or_a_changed_config_stays_stale(trained, monkeypatch):
+    path = trained / f"{TINY.name}-seed0.json"
+    info = json.loads(path.read_text())
+    info["metrics"]["by_scale"]["2"]["accuracy"] += 0.01  # as if the stored model were not reproducible
+    path.write_text(json.dumps(info))
+    messages: list[str] = []
+    assert store.restamp(TINY.name, directory=trained, log=messages.append) == []
+    assert "retrained differently" in messages[0] and len(store.stale(TINY.name, directory=trained)) == 2
+    monkeypatch.setitem(store._REGISTRY, TINY.name, replace(TINY, config=replace(TINY.config, steps=31)))
+    assert store.restamp(TINY.name, directory=trained, log=messages.append) == []
+    assert "config changed" in messages[-1]
