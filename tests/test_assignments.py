@@ -235,22 +235,22 @@ def test_every_chapter_feedback_names_a_typical_mistake(graded: Path, chapter: s
 
 
 def test_every_chapter_mistake_is_named_by_its_checker(source_course: Path) -> None:
-    """Without nbgrader: each chapter's mistaken answer, run with its test cell, gets its diagnosis."""
+    """Without nbgrader: each chapter's mistaken answer, run with its test cell, gets its diagnosis.
+
+    The namespace has posenc but no checker: the test cell imports its own (as the starter did).
+    """
     import math
 
     import torch
 
     import posenc
-    import posenc.exercises
 
     cells = {label: (answer, test) for label, answer, test in _answer_and_test_cells(source_course)}
     checked = [(label, body, diagnosis) for label, body, diagnosis in MISTAKES.values() if label in cells]
     assert checked  # the others are not graded until bookkit.wire_checkers has added their starter
     for label, body, diagnosis in checked:
         answer, test = cells[label]
-        namespace = {**{name: getattr(posenc, name) for name in posenc.__all__},
-                     **{name: getattr(posenc.exercises, name) for name in posenc.exercises.__all__},
-                     "math": math, "torch": torch}
+        namespace = {**{name: getattr(posenc, name) for name in posenc.__all__}, "math": math, "torch": torch}
         exec(compile(_with_body(body)(answer), f"<{label}-mistake>", "exec"), namespace)  # noqa: S102
         *statements, _ = test.splitlines()
         exec(compile("\n".join(statements), f"<{label}-test>", "exec"), namespace)  # noqa: S102

@@ -61,6 +61,8 @@ class GradedExercise:
     function: str
     checker_call: str
     points: int
+    imports: str = ""
+    """The test cell's import of its checker (the starter cell that imported it is replaced)."""
 
 
 def _nbgrader(grade_id: str, *, solution: bool, grade: bool, points: int | None = None) -> dict:
@@ -182,7 +184,8 @@ def test_source(exercise: GradedExercise) -> str:
     return (
         f"# Autograded: {exercise.label}, {exercise.points} point(s), in proportion to the\n"
         "# hidden cases passed. The report below says what went wrong.\n"
-        f"report = {exercise.checker_call}\n"
+        + (f"{exercise.imports}\n" if exercise.imports else "")
+        + f"report = {exercise.checker_call}\n"
         "print(report)\n"
         f"{exercise.points} * report.score"
     )
@@ -219,7 +222,9 @@ def assignment_notebook(
             continue
         function, call = _starter_parts(cell.source, label)
         difficulty = difficulties.get(label) or DEFAULT_DIFFICULTY
-        exercise = GradedExercise(label, function.name, call, POINTS[difficulty])
+        checker_name = call.split("(", 1)[0]
+        imports = f"from posenc.exercises import {checker_name}"  # the starter's import is not kept
+        exercise = GradedExercise(label, function.name, call, POINTS[difficulty], imports)
         checker = call.split("(", 1)[0]
         body = _solution_body(solutions.get(label, []), function, checker, label)
         answer = nbformat.v4.new_code_cell(
