@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from posenc import accuracy_by_length, loss_curves
+from posenc import accuracy_by_length, loss_by_position, loss_curves
 
 
 def test_accuracy_by_length_draws_each_series_its_band_and_chance():
@@ -49,3 +49,17 @@ def test_loss_curves_reject_bad_input():
         loss_curves({}, every=10)
     with pytest.raises(ValueError, match="one flag per seed"):
         loss_curves({"a": [[1.0]]}, every=10, converged={"a": [True, False]})
+
+
+def test_loss_by_position_draws_lines_bands_floor_and_training_length():
+    curves = {"ALiBi": ([4, 8, 16], [1.0, 1.1, 1.2], [0.9, 1.0, 1.1], [1.1, 1.2, 1.3])}
+    fig, ax = loss_by_position(curves, floor=0.8, train_len=8)
+    np.testing.assert_allclose(ax.lines[0].get_xydata(), [[4, 1.0], [8, 1.1], [16, 1.2]])
+    assert ax.lines[1].get_ydata()[0] == pytest.approx(0.8)  # the floor
+    assert ax.lines[2].get_xdata()[0] == pytest.approx(8)  # the training length
+    assert len(ax.collections) == 1 and ax.get_xscale() == "log"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["ALiBi", "best possible"]
+    with pytest.raises(ValueError, match="equal lengths"):
+        loss_by_position({"a": ([1, 2], [1], [1], [1])}, floor=0, train_len=2)
+    with pytest.raises(ValueError, match="empty"):
+        loss_by_position({}, floor=0, train_len=2)

@@ -1947,4 +1947,42 @@ def loss_curves(
     return fig, axes
 
 
-__all__ += ["accuracy_by_length", "loss_curves"]
+def loss_by_position(
+    curves: dict[str, tuple[Sequence[float], Sequence[float], Sequence[float], Sequence[float]]],
+    *,
+    floor: float,
+    train_len: int,
+    ylabel: str = "loss at position t (nats)",
+) -> tuple[Figure, Axes]:
+    """A metric along the positions of long sequences, one line (and band) per model family.
+
+    Args:
+        curves: ``{name: (positions, mean, low, high)}``, equal lengths within each entry.
+        floor: the best achievable value, drawn dashed (e.g. the entropy of a language).
+        train_len: the training length, drawn as a dotted vertical line.
+        ylabel: label of the y axis.
+
+    Returns:
+        ``(fig, ax)``; the x axis (positions) is logarithmic, base 2.
+
+    Raises:
+        ValueError: if ``curves`` is empty or an entry's sequences differ in length.
+    """
+    if not curves:
+        raise ValueError("curves must not be empty")
+    train_len = check_int("train_len", train_len, minimum=1)
+    fig, ax = plt.subplots(figsize=(9, 3.8), layout="constrained")
+    for name, (positions, mean, low, high) in curves.items():
+        if not len(positions) == len(mean) == len(low) == len(high):
+            raise ValueError(f"the sequences of {name!r} must have equal lengths")
+        (line,) = ax.plot(positions, mean, label=name)
+        ax.fill_between(positions, low, high, color=line.get_color(), alpha=0.15, linewidth=0)
+    ax.axhline(floor, color="black", linestyle="--", linewidth=1, label="best possible")
+    ax.axvline(train_len, color="gray", linestyle=":", linewidth=1)
+    ax.set_xscale("log", base=2)
+    ax.set(xlabel=f"position t (dotted: training length L = {train_len})", ylabel=ylabel)
+    ax.legend(fontsize=8, ncol=2)
+    return fig, ax
+
+
+__all__ += ["accuracy_by_length", "loss_by_position", "loss_curves"]
