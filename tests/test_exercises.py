@@ -1215,9 +1215,10 @@ def test_checkers_are_fast(checker):
 
     check, reference = checker
     check(reference)  # warm-up: first calls of some kernels are slow
-    start = time.perf_counter()
+    # CPU time of this process, not wall time: a loaded machine must not fail the test
+    start = time.process_time()
     check(reference)
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 2.0
 
 
 def test_check_result_is_a_frozen_boolean_report():
