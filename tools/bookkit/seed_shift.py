@@ -16,6 +16,7 @@ import os
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import nbformat
@@ -46,27 +47,39 @@ def run_notebook(path: Path, offset: int, cache_dir: Path, timeout: int) -> str 
     return None
 
 
+def _timed_run(path: Path, offset: int, cache_dir: Path, timeout: int) -> tuple[str | None, float]:
+    start = time.perf_counter()
+    error = run_notebook(path, offset, cache_dir, timeout)
+    return error, time.perf_counter() - start
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path, help="default: every chapter in notebooks/")
     parser.add_argument("--offsets", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--timeout", type=int, default=240, help="seconds per cell")
+    parser.add_argument("--jobs", type=int, default=1, help="runs at once, each in its own process and kernel")
     args = parser.parse_args(argv)
     if any(offset <= 0 for offset in args.offsets):
         parser.error("--offsets must be positive: offset 0 is the build itself")
-    notebooks = args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb"))
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    notebooks = [path.resolve() for path in args.notebooks] or sorted((ROOT / "notebooks").glob("*.ipynb"))
     failures = []
-    for offset in args.offsets:
-        with tempfile.TemporaryDirectory(prefix=f"posenc-seed-{offset}-") as cache_dir:
-            for path in notebooks:
-                start = time.perf_counter()
-                error = run_notebook(path.resolve(), offset, Path(cache_dir), args.timeout)
-                seconds = time.perf_counter() - start
-                status = "ok" if error is None else "FAILED"
-                threads = "1 thread" if offset % 2 else "default threads"
-                print(f"seed offset {offset} ({threads})  {path.name:<46} {seconds:6.1f} s  {status}", flush=True)
-                if error is not None:
-                    failures.append((offset, path.name, error))
+    with tempfile.TemporaryDirectory(prefix="posenc-seed-") as scratch, ProcessPoolExecutor(args.jobs) as pool:
+        runs = {
+            pool.submit(_timed_run, path, offset, Path(scratch) / str(offset), args.timeout): (offset, path)
+            for offset in args.offsets
+            for path in notebooks
+        }
+        for future in as_completed(runs):
+            offset, path = runs[future]
+            error, seconds = future.result()
+            status = "ok" if error is None else "FAILED"
+            threads = "1 thread" if offset % 2 else "default threads"
+            print(f"seed offset {offset} ({threads})  {path.name:<46} {seconds:6.1f} s  {status}", flush=True)
+            if error is not None:
+                failures.append((offset, path.name, error))
     for offset, name, error in failures:
         print(f"\n==== {name} with seed offset {offset} ====\n{error[-3000:]}")
     print(f"\nseed-shifted runs: {len(failures)} failed of {len(notebooks) * len(args.offsets)}")
