@@ -166,7 +166,6 @@ NOT_YET_FOLDED = {
     "05_rope_derivation.ipynb",
     "06_rope_complex_and_implementations.ipynb",
     "07_rope_long_range.ipynb",
-    "08_trained_extrapolation.ipynb",
     "09_stretching_rope.ipynb",
 }
 
