@@ -28,7 +28,8 @@ STUDENT_OUTPUT := _build/student
 NOTEBOOK_BUDGET_SECONDS := 60
 # The training chapter (Part V) trains its models in the build and has its own budget.
 TRAINING_BUDGET := --notebook-budget 08_trained_extrapolation.ipynb=240
-# Trained weights (posenc.train_or_load): chapter 9 reuses chapter 8's models. Each build keeps
+# Weights trained in the build (posenc.train_or_load: chapter 8's language models, chapter 9's RoPE
+# models; the book's other models come from the model store, see `make train`). Each build keeps
 # them inside its output, so a clean build starts without any and `make clean` removes them.
 MODEL_CACHE ?= _build/posenc-cache
 # A progress bar writes to stderr, and any stderr output fails a build.
