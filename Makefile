@@ -26,11 +26,11 @@ BUILD_FLAGS := -W -n --keep-going
 TEST_OUTPUT := _build/test
 STUDENT_OUTPUT := _build/student
 NOTEBOOK_BUDGET_SECONDS := 60
-# The training chapter (Part V) trains its models in the build and has its own budget.
+# Chapter 8 still trains its small language models in the build and has its own budget.
 TRAINING_BUDGET := --notebook-budget 08_trained_extrapolation.ipynb=240
-# Weights trained in the build (posenc.train_or_load: chapter 8's language models, chapter 9's RoPE
-# models; the book's other models come from the model store, see `make train`). Each build keeps
-# them inside its output, so a clean build starts without any and `make clean` removes them.
+# Weights trained in the build (posenc.train_or_load: chapter 8's language models; every other
+# model comes from the model store, see `make train`). Each build keeps them inside its output, so
+# a clean build starts without any and `make clean` removes them.
 MODEL_CACHE ?= _build/posenc-cache
 # A progress bar writes to stderr, and any stderr output fails a build.
 # POSENC_BOOK_BUILD: interactive figures are glued for their captions (posenc.interactive.glue_figure).
@@ -129,7 +129,7 @@ unit: $(INSTALLED)
 	$(BIN)/python -m pytest tests -m "not browser"
 
 # A clean build: an empty execution cache and no trained weights, so every notebook runs top to
-# bottom in a fresh kernel and chapter 8 trains its models.
+# bottom in a fresh kernel and chapter 8 trains its language models.
 build-test: MODEL_CACHE = $(TEST_OUTPUT)/posenc-cache
 build-test: $(INSTALLED)
 	rm -rf $(TEST_OUTPUT)
