@@ -48,8 +48,8 @@ def use_book_style() -> None:
     )
 
 
+# A 1-D series of numbers (a tensor, an array, or a list, tuple or range).
 Vector = torch.Tensor | np.ndarray | Sequence[float]
-"""A 1-D series of numbers: a tensor, an array, or a list, tuple or range."""
 
 
 def _as_vector(name: str, values: object) -> np.ndarray:
@@ -428,7 +428,7 @@ def pair_walk(
         xlabel, ylabel: axis titles.
 
     Returns:
-        A ``plotly.graph_objects.Figure`` (wrap it with :func:`posenc.interactive_figure`).
+        A ``plotly.graph_objects.Figure`` (wrap it with :func:`posenc.interactive.interactive_figure`).
 
     Raises:
         TypeError: if ``points`` is not a tensor or array, or ``window`` not an int.
@@ -1357,7 +1357,7 @@ def rotating_pairs_figure(
     arrow "k"), each on the dotted circle of its length, with the pair's share of the score,
     ``(B(i theta_l) q_l) . (B(j theta_l) k_l)``, under it; a line above gives ``i``, ``j``,
     ``j - i`` and the full score ``(R_i q) . (R_j k)`` over all ``d/2`` pairs. Two sliders choose
-    ``i`` and ``j`` among ``positions`` (:func:`posenc.grid_slider_figure`).
+    ``i`` and ``j`` among ``positions`` (:func:`posenc.interactive.grid_slider_figure`).
 
     Args:
         q, k: ``(d,)`` query and key, interleaved pairs ``(2l, 2l+1)``, ``d`` even.
@@ -1445,7 +1445,7 @@ def frequency_bands(
         figsize: figure size (default: 4.6 inches per panel by 3.6).
 
     Returns:
-        The figure: per panel, one scatter (pair index, wavelength) per axis, on a log scale.
+        The figure, per panel one scatter (pair index, wavelength) per axis, on a log scale.
 
     Raises:
         ValueError: if the two mappings have different titles or are empty, a panel's tensors

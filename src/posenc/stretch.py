@@ -112,6 +112,7 @@ class StretchedRotary(nn.Module):
         rule_frequencies(rule, dim, base=base, factor=factor, train_len=train_len, seq_len=train_len)  # validate
 
     def forward(self, x: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
+        """Rotate ``x`` ``(B, h, n, d)`` to ``positions`` with the rule's frequencies, times its factor."""
         seq_len = x.shape[-2] if positions is None else int(positions.max()) + 1
         frequencies, attention_factor = rule_frequencies(
             self.rule, self.dim, base=self.base, factor=self.factor, train_len=self.train_len, seq_len=seq_len

@@ -11,7 +11,7 @@
 - :func:`~posenc.exercises.check_rope_matrix_2d_blocks` (ex-ropeb-10): 2-D RoPE in blocks of four.
 
 Everything uses the interleaved layout (pairs ``(2ℓ, 2ℓ + 1)``) and ``θ_ℓ = b^(-2ℓ/d)``, as the
-chapters and :func:`posenc.apply_rope` do.
+chapters and :func:`posenc.rotary.apply_rope` do.
 """
 
 from __future__ import annotations
