@@ -647,6 +647,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 # batch 32, L = 32, AdamW 3e-3, 100 warm-up steps then a constant rate, stopped once the
 # held-out accuracy at L reaches 0.99 of its ceiling (checked every 50 steps, cap 2000).
 CH8_TASKS = ("lookback", "recall", "markov")
+"""The tasks of chapter 8's matrix (:func:`posenc.experiments.make_batch`)."""
 CH8_SHAW_CLIP = 16  # half the training length: Shaw's far vector is trained
 
 
@@ -665,6 +666,7 @@ def ch8_config(task: str, position: str, **changes: Any) -> TrainConfig:
 # The Markov language has three seeds for now (make train adds seeds 3 and 4 when they are
 # listed here: a family's fingerprint does not depend on its list of seeds).
 CH8_SEEDS = {"lookback": (0, 1, 2, 3, 4), "recall": (0, 1, 2, 3, 4), "markov": (0, 1, 2)}
+"""The training seeds of chapter 8's families, by task."""
 for _task in CH8_TASKS:
     for _position in multihead.POSITION_SCHEMES:
         register(ModelSpec(f"ch8-{_task}-{_position}", ch8_config(_task, _position), seeds=CH8_SEEDS[_task],
@@ -674,6 +676,7 @@ for _task in CH8_TASKS:
 # The anchor of Ruoss et al. (2023), in miniature: look-back trained at positions drawn from
 # 0..8L-1 (sorted), so that every position the evaluation meets up to 8L was seen in training.
 CH8_RANDOMIZED = ("learned", "sinusoidal", "rope")
+"""The schemes trained with randomized positions (Ruoss et al. 2023), on look-back."""
 for _position in CH8_RANDOMIZED:
     register(ModelSpec(f"ch8-lookback-{_position}-randpos",
                        ch8_config("lookback", _position, randomized_positions=8 * 32), seeds=(0, 1, 2),
@@ -685,7 +688,9 @@ for _position in CH8_RANDOMIZED:
 # chapter 8's setting. T5: which bias does each bucket learn? Shaw: the clipping distance as an
 # ablation; offset 4 has a vector of its own only when c >= 5 (clip(-4) = clip(-5) = -4 at c = 4).
 CH4_LOOKBACK = 4
+"""The offset of chapter 4's one-layer look-back models."""
 CH4_SHAW_CLIPS = (2, 4, 8)
+"""The clipping distances of chapter 4's Shaw ablation."""
 register(ModelSpec("ch4-lookback-t5", ch8_config("lookback", "t5", lookback=CH4_LOOKBACK, num_layers=1, steps=600),
                    seeds=(0, 1, 2), description="chapter 4: the buckets a one-layer T5-bias model learns"))
 for _clip in CH4_SHAW_CLIPS:
@@ -700,9 +705,13 @@ for _clip in CH4_SHAW_CLIPS:
 # rule's fine-tune at L' = 4L with one budget: 300 steps of 16 sequences at a constant rate 1e-3;
 # the control, "rope", fine-tunes at 4L with the trained frequencies.
 CH9_TASKS = ("lookback", "recall")
+"""The tasks of chapter 9's base RoPE models (heads of dimension 32)."""
 CH9_FINETUNE_TASK = "recall"
+"""The task chapter 9 fine-tunes at the target length."""
 CH9_FINETUNE_RULES = ("rope", "pi", "ntk", "yarn", "yarn-paper")
+"""The rules of :mod:`posenc.stretch` that chapter 9 fine-tunes (``rope`` is the control)."""
 CH9_FACTOR = 4.0
+"""Chapter 9's scale factor ``s``: fine-tunes run at ``L' = s L``."""
 
 for _task in CH9_TASKS:
     register(ModelSpec(f"ch9-{_task}-rope", ch8_config(_task, "rope", num_heads=2),
