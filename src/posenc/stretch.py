@@ -10,18 +10,16 @@ Shapes: ``B`` batch, ``h`` heads, ``n`` tokens, ``d`` head dimension.
 
 Rules (:data:`STRETCH_RULES`), for a model trained at length ``L`` and a factor ``s``:
 
-=================  ==========================================================================
-``rope``           the trained frequencies (nothing changes)
-``pi``             :func:`~posenc.scaling.pi_frequencies`: every frequency divided by ``s``
-``ntk``            :func:`~posenc.scaling.ntk_frequencies`: the base times ``s^(d/(d-2))``
-``dynamic-ntk``    :func:`~posenc.scaling.dynamic_ntk_frequencies` at the current length ``n``
-``yarn``           :func:`~posenc.scaling.yarn_frequencies` as ``transformers`` computes them
-                   (ramp linear in the pair index), with the attention factor ``0.1 ln s + 1``
-``yarn-paper``     the YaRN paper's ramp, linear in the turns ``r = L/lambda`` between
-                   ``alpha = 1`` and ``beta = 32`` (which is :func:`~posenc.scaling.llama3_frequencies`
-                   with those two factors), with the same attention factor
-``llama3``         :func:`~posenc.scaling.llama3_frequencies` with factors 1 and 4, no attention factor
-=================  ==========================================================================
+- ``rope``: the trained frequencies (nothing changes);
+- ``pi``: :func:`~posenc.scaling.pi_frequencies`, every frequency divided by ``s``;
+- ``ntk``: :func:`~posenc.scaling.ntk_frequencies`, the base times ``s^(d/(d-2))``;
+- ``dynamic-ntk``: :func:`~posenc.scaling.dynamic_ntk_frequencies` at the current length ``n``;
+- ``yarn``: :func:`~posenc.scaling.yarn_frequencies` as ``transformers`` computes them (ramp
+  linear in the pair index), with the attention factor ``0.1 ln s + 1``;
+- ``yarn-paper``: the YaRN paper's ramp, linear in the turns ``r = L/lambda`` between
+  ``alpha = 1`` and ``beta = 32`` (:func:`~posenc.scaling.llama3_frequencies` with those two
+  factors), with the same attention factor;
+- ``llama3``: :func:`~posenc.scaling.llama3_frequencies` with factors 1 and 4, no attention factor.
 """
 
 from __future__ import annotations
