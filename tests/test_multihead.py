@@ -169,9 +169,8 @@ def test_relative_schemes_are_translation_invariant(position, seq_len, shift, se
     keys_allowed = torch.arange(shift + seq_len) >= shift  # mask out the padding keys
     mask = keys_allowed.expand(shift + seq_len, shift + seq_len)
     shifted_output, shifted_weights = module(torch.cat((padding, x), dim=1), mask)
-    tolerance = EXACT
-    torch.testing.assert_close(shifted_output[:, shift:], output, **tolerance)
-    torch.testing.assert_close(shifted_weights[..., shift:, shift:], weights, **tolerance)
+    torch.testing.assert_close(shifted_output[:, shift:], output, **EXACT)
+    torch.testing.assert_close(shifted_weights[..., shift:, shift:], weights, **EXACT)
 
 
 @pytest.mark.parametrize("position", ABSOLUTE_SCHEMES)
@@ -328,9 +327,8 @@ def test_positions_place_tokens_where_an_explicit_layout_would(position, causal,
     output, weights = module(x, causal=causal, positions=positions)
     spread, mask = _spread_out(x, positions, seed + 1)
     expected_output, expected_weights = module(spread, mask, causal=causal)
-    tolerance = EXACT
-    torch.testing.assert_close(output, expected_output[:, positions], **tolerance)
-    torch.testing.assert_close(weights, expected_weights[..., positions, :][..., positions], **tolerance)
+    torch.testing.assert_close(output, expected_output[:, positions], **EXACT)
+    torch.testing.assert_close(weights, expected_weights[..., positions, :][..., positions], **EXACT)
 
 
 @pytest.mark.parametrize("position", RELATIVE_SCHEMES)
