@@ -7,7 +7,8 @@
 #                repository, a real-browser check of the built site, the student edition, the
 #                PDF editions and the nbgrader course graded end to end
 #   make lab     JupyterLab on the notebooks, with the book's environment as kernel
-#   make bench   the RoPE timing table and the attention layer's training-path speed on this machine
+#   make bench   the RoPE timing table, the attention layer's training-path speed and the time of
+#                make train, estimated from per-step times measured on this machine
 #   make train   train the book's stored models that are missing or stale (ONLY=<pattern>, TRAIN_JOBS=n)
 #   make student the student edition: the site and the notebooks without solutions (_build/student)
 #   make pdf     the PDF editions, full and student, printed from the built sites (_build/pdf)
@@ -40,7 +41,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 .PHONY: help env book student test test-sites test-runs unit build-test seeds-test outside-test student-test browser pdf-test lab bench train fix-notebooks clean pdf assignments
 
 help:
-	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,15p' Makefile | sed 's/^# \{0,1\}//'
 
 # ---- environment -----------------------------------------------------------------------------
 
@@ -203,6 +204,8 @@ bench: $(INSTALLED)
 	$(BIN)/python benchmarks/rope_speed.py
 	@echo
 	$(BIN)/python benchmarks/attention_speed.py
+	@echo
+	$(BIN)/python benchmarks/train_time.py --jobs $(TRAIN_JOBS)
 
 # The model store (posenc.store): every trained model the book shows, in src/posenc/trained (package
 # data). Resumable: a model whose manifest matches the training code and config is skipped.
