@@ -32,6 +32,7 @@ from .absolute import (
     one_hot_encoding,
     sinusoidal_encoding,
     sinusoidal_offset_matrix,
+    sinusoidal_rows,
 )
 from .attention import attention_weights, causal_mask, scaled_dot_product_attention
 from .benchmark import Timing, format_timings, median_time, rope_timings
@@ -172,6 +173,7 @@ __all__ = [
     "shaw_attention",
     "sinusoidal_encoding",
     "sinusoidal_offset_matrix",
+    "sinusoidal_rows",
     "slider_figure",
     "split_heads",
     "t5_relative_position_bucket",
