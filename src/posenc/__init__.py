@@ -32,6 +32,7 @@ from .absolute import (
     one_hot_encoding,
     sinusoidal_encoding,
     sinusoidal_offset_matrix,
+    sinusoidal_rows,
 )
 from .attention import attention_weights, causal_mask, scaled_dot_product_attention
 from .benchmark import Timing, format_timings, median_time, rope_timings
@@ -90,7 +91,16 @@ from .scaling import (
     pi_frequencies,
     yarn_frequencies,
 )
-from .utils import SEED_OFFSET_VARIABLE, describe_machine, max_abs_diff, report, seed_everything, seed_offset
+from .utils import (
+    SEED_OFFSET_VARIABLE,
+    check_gaps,
+    describe_machine,
+    max_abs_diff,
+    report,
+    seed_everything,
+    seed_offset,
+    show_error,
+)
 
 __version__ = "0.1.0"
 
@@ -125,6 +135,7 @@ __all__ = [
     "build_model",
     "cache_path",
     "causal_mask",
+    "check_gaps",
     "clipped_relative_positions",
     "describe_machine",
     "dynamic_ntk_frequencies",
@@ -158,9 +169,11 @@ __all__ = [
     "scaled_dot_product_attention",
     "seed_everything",
     "seed_offset",
+    "show_error",
     "shaw_attention",
     "sinusoidal_encoding",
     "sinusoidal_offset_matrix",
+    "sinusoidal_rows",
     "slider_figure",
     "split_heads",
     "t5_relative_position_bucket",
