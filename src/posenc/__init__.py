@@ -90,7 +90,15 @@ from .scaling import (
     pi_frequencies,
     yarn_frequencies,
 )
-from .utils import SEED_OFFSET_VARIABLE, describe_machine, max_abs_diff, report, seed_everything, seed_offset
+from .utils import (
+    SEED_OFFSET_VARIABLE,
+    describe_machine,
+    max_abs_diff,
+    report,
+    report_gaps,
+    seed_everything,
+    seed_offset,
+)
 
 __version__ = "0.1.0"
 
@@ -150,6 +158,7 @@ __all__ = [
     "relative_positions",
     "relativity_gap",
     "report",
+    "report_gaps",
     "rope_frequencies",
     "rope_matrix",
     "rope_matrix_2d",

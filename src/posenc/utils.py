@@ -5,13 +5,22 @@ from __future__ import annotations
 import os
 import platform
 import random
+from collections.abc import Mapping
 
 import numpy as np
 import torch
 
 from ._validation import check_int
 
-__all__ = ["SEED_OFFSET_VARIABLE", "describe_machine", "max_abs_diff", "report", "seed_everything", "seed_offset"]
+__all__ = [
+    "SEED_OFFSET_VARIABLE",
+    "describe_machine",
+    "max_abs_diff",
+    "report",
+    "report_gaps",
+    "seed_everything",
+    "seed_offset",
+]
 
 #: Environment variable that shifts every seed the chapters set (``make seeds-test``): an asserted
 #: claim must hold for any seed, not only for the one the text was written with.
@@ -87,6 +96,42 @@ def report(label: str, value: float, width: int = 44) -> None:
     Chapters use it to print checks such as ``report("max |A - B|", max_abs_diff(A, B))``.
     """
     print(f"{label:<{width}}{value:>10.1e}")
+
+
+def report_gaps(gaps: Mapping[str, float], below: float, width: int = 44) -> None:
+    """Print each gap with :func:`report`, then check that every one is below ``below``.
+
+    The chapters' checker for a block of claims of the form "these computations agree":
+    ``report_gaps({"max |ours - theirs|": max_abs_diff(ours, theirs), ...}, below=1e-6)``.
+
+    Args:
+        gaps: one non-negative number per label, in the order to print them.
+        below: the tolerance, a positive number; every gap must be strictly smaller.
+        width: width of the label column, as for :func:`report`.
+
+    Raises:
+        TypeError: if ``gaps`` is not a mapping of strings to real numbers.
+        ValueError: if ``gaps`` is empty, a gap is negative or NaN, or ``below`` is not positive.
+        AssertionError: if a gap is not below ``below`` (the claim fails); the message names it.
+    """
+    if not isinstance(gaps, Mapping):
+        raise TypeError(f"gaps must be a mapping of labels to numbers, got {type(gaps).__name__}")
+    if not gaps:
+        raise ValueError("gaps is empty: there is nothing to check")
+    if isinstance(below, bool) or not isinstance(below, (int, float)) or not below > 0:
+        raise ValueError(f"below must be a positive number, got {below!r}")
+    for label, gap in gaps.items():
+        if not isinstance(label, str):
+            raise TypeError(f"gap labels must be strings, got {type(label).__name__}")
+        if isinstance(gap, bool) or not isinstance(gap, (int, float)):
+            raise TypeError(f"the gap of {label!r} must be a real number, got {type(gap).__name__}")
+        if not gap >= 0:
+            raise ValueError(f"the gap of {label!r} must be non-negative, got {gap!r}")
+    for label, gap in gaps.items():
+        report(label, gap, width)
+    failed = [f"{label} = {gap:.1e}" for label, gap in gaps.items() if not gap < below]
+    if failed:
+        raise AssertionError(f"not below {below:.1e}: " + "; ".join(failed))
 
 
 def describe_machine() -> str:
