@@ -1266,6 +1266,46 @@ def offset_profiles(
     return ax
 
 
+def scores_beside_profiles(
+    score_grid: Matrix,
+    offsets: Vector,
+    profiles: Mapping[str, Vector],
+    *,
+    grid_title: str | None = None,
+    profile_title: str | None = None,
+    ylabel: str = "score",
+) -> Figure:
+    """A matrix of scores (queries as rows, keys as columns) beside score profiles by offset.
+
+    The matrix is drawn with a diverging colour map centred on zero (white), so a constant
+    diagonal, a score that depends on ``j - i`` only, shows as stripes; the profiles are drawn
+    with :func:`offset_profiles`.
+
+    Args:
+        score_grid: ``(n, n)`` scores, row ``i`` for the query at ``i``, column ``j`` for the key at ``j``.
+        offsets: ``(S,)`` offsets, the x values of the profiles.
+        profiles: label -> ``(S,)`` score at each offset.
+        grid_title, profile_title: titles of the two panels.
+        ylabel: label of the profiles' vertical axis.
+
+    Returns:
+        The figure, the matrix on ``fig.axes[0]``, the profiles on ``fig.axes[1]`` (the colour
+        bar follows).
+
+    Raises:
+        TypeError, ValueError: as :func:`heatmap` and :func:`offset_profiles`.
+    """
+    grid = _as_matrix("score_grid", score_grid).astype(float)
+    fig, (ax_grid, ax_curve) = plt.subplots(1, 2, figsize=(10, 4), layout="constrained")
+    limit = float(np.abs(grid).max()) or 1.0
+    heatmap(grid, ax_grid, title=grid_title, cmap="RdBu_r", vmin=-limit, vmax=limit)
+    offset_profiles(offsets, profiles, ax_curve, title=profile_title, ylabel=ylabel)
+    return fig
+
+
+__all__ += ["scores_beside_profiles"]
+
+
 _PAIR_COLOURS = {"q": "#1f77b4", "k": "#ff7f0e"}
 
 
