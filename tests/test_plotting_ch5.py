@@ -180,3 +180,25 @@ def test_rotating_pairs_figure_is_a_grid_slider_figure():
     figure = rotating_pairs_figure(torch.ones(4), torch.ones(4), rope_frequencies(4), pairs=[1], positions=[0, 1])
     assert isinstance(figure, go.Figure)
     assert len(figure.layout.meta[GRID_META_KEY]) == len(figure.data) == 4 * 3
+
+
+# --------------------------------------------------------------------------- scores_beside_profiles
+
+
+def test_scores_beside_profiles_draws_the_matrix_centred_on_zero_and_the_profiles():
+    from posenc.plotting import scores_beside_profiles
+
+    grid = torch.tensor([[1.0, -3.0], [0.5, 1.0]])
+    offsets = torch.arange(-2, 3)
+    profiles = {"a": offsets.double() ** 2, "b": -offsets.double()}
+    fig = scores_beside_profiles(grid, offsets, profiles, grid_title="S", profile_title="P", ylabel="s / max")
+    matrix_ax, curve_ax = fig.axes[0], fig.axes[1]
+    image = matrix_ax.images[0]
+    np.testing.assert_array_equal(np.asarray(image.get_array()), grid.numpy())
+    assert image.get_clim() == (-3.0, 3.0) and image.get_cmap().name == "RdBu_r"
+    assert matrix_ax.get_title() == "S" and curve_ax.get_title() == "P" and curve_ax.get_ylabel() == "s / max"
+    lines = {line.get_label(): line for line in curve_ax.lines}
+    np.testing.assert_array_equal(lines["a"].get_ydata(), [4, 1, 0, 1, 4])
+    np.testing.assert_array_equal(lines["b"].get_xdata(), [-2, -1, 0, 1, 2])
+    with pytest.raises(ValueError, match="3 values for 5 offsets"):
+        scores_beside_profiles(grid, offsets, {"a": [1.0, 2.0, 3.0]})

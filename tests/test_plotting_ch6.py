@@ -65,3 +65,28 @@ def test_weight_maps_with_difference_validates():
         weight_maps_with_difference([torch.eye(2)], ["a"], "d")
     with pytest.raises(ValueError, match="one title per map"):
         weight_maps_with_difference([torch.eye(2), torch.eye(2)], ["a"], "d")
+
+
+# --------------------------------------------------------------------------- orbit_and_terms
+
+
+def test_orbit_and_terms_draws_the_pairs_the_terms_and_both_scores():
+    from posenc.plotting import orbit_and_terms
+
+    orbit = torch.polar(torch.tensor([[1.0, 1.5]]).expand(4, 2), torch.arange(4.0)[:, None] * torch.tensor([1.0, 0.1]))
+    offsets = torch.arange(-2, 3)
+    terms = torch.stack([offsets.double().cos(), 2 * (0.1 * offsets.double()).cos()], -1)
+    fig = orbit_and_terms(orbit, offsets, terms, (offsets[::2], terms.sum(-1)[::2]), title="pairs")
+    plane, score = fig.axes[0], fig.axes[1]
+    assert plane.get_title() == "pairs" and len(plane.collections) >= 8  # one arrow per position and pair
+    assert [t.get_text() for t in plane.texts] == ["0", "1", "2", "3", "0", "", "", "3"]
+    lines = {line.get_label(): line for line in score.lines}
+    np.testing.assert_allclose(lines[r"term $\ell=1$"].get_ydata(), terms[:, 1].numpy())
+    np.testing.assert_allclose(lines["score (complex formula)"].get_ydata(), terms.sum(-1).numpy())
+    dots = lines["score (real arithmetic)"]
+    np.testing.assert_array_equal(dots.get_xdata(), [-2, 0, 2])
+    assert dots.get_marker() == "o" and "offset" in score.get_xlabel()
+    with pytest.raises(TypeError, match="complex"):
+        orbit_and_terms(orbit.real, offsets, terms, (offsets, terms.sum(-1)))
+    with pytest.raises(ValueError, match="one row per offset"):
+        orbit_and_terms(orbit, offsets[:3], terms, (offsets, terms.sum(-1)))

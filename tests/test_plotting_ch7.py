@@ -112,3 +112,115 @@ def test_band_traces_draw_the_band_the_mean_and_the_marker():
     assert list(mean.y) == [0.5, 0.4, 0.3] and mean.line.color == "#ff0000"
     assert (list(marker.x), list(marker.y)) == ([2.0], [0.5]) and "first drop" in marker.hovertemplate
     assert len(band_traces(summary)) == 2
+
+
+# --------------------------------------------------------------------------- chapter 7's figure kinds
+
+
+def test_score_panels_draws_one_curve_per_panel_thin_when_long():
+    from posenc.plotting import score_panels
+
+    long_x = torch.arange(2000)
+    fig = score_panels([("(a) short", [0, 1, 2], [3.0, 2.0, 1.0]), ("(b) long", long_x, long_x.double().cos())],
+                       ncols=1, xlabel="j", suptitle="all")
+    first, second = fig.axes
+    assert [ax.get_title() for ax in fig.axes] == ["(a) short", "(b) long"]
+    np.testing.assert_array_equal(first.lines[0].get_ydata(), [3.0, 2.0, 1.0])
+    np.testing.assert_allclose(second.lines[0].get_ydata(), np.cos(np.arange(2000)))
+    assert first.lines[0].get_linewidth() == 0.8 and second.lines[0].get_linewidth() == 0.25
+    assert first.get_xlabel() == "j" and first.get_ylabel() == "score" and fig.get_suptitle() == "all"
+    with pytest.raises(ValueError, match="at least one"):
+        score_panels([])
+    with pytest.raises(ValueError, match="triple"):
+        score_panels([("a", [1, 2])])  # type: ignore[list-item]
+
+
+def test_decay_slider_puts_each_base_and_dimension_in_its_grid_cell():
+    from posenc.interactive import GRID_META_KEY
+    from posenc.plotting import decay_slider
+
+    def summary(shift: float) -> WindowSummary:
+        return WindowSummary(np.array([1.0, 10.0, 100.0]), np.array([1.0, 0.5, 0.2]) - shift,
+                             np.array([0.9, 0.3, -0.2]) - shift, np.array([1.0, 0.7, 0.4]) - shift)
+
+    bases, dims = {"10³": 1e3, "10⁴": 1e4}, [16, 32]
+    summaries = {(b, d): summary(0.1 * k) for k, (b, d) in enumerate([(b, d) for b in (1e3, 1e4) for d in dims])}
+    crossings = {key: 5.0 * (k + 1) for k, key in enumerate(summaries)}
+    fig = decay_slider(summaries, crossings, bases, dims)
+    assert len(fig.data) == 4 * 3  # band, mean and dot per combination
+    dots = [trace for trace in fig.data if trace.mode == "markers"]
+    assert [float(dot.x[0]) for dot in dots] == [5.0, 10.0, 15.0, 20.0] and all(d.y[0] == 0.5 for d in dots)
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.range == (-0.5, 1.05)  # the lowest minimum
+    assert GRID_META_KEY in fig.layout.meta
+    assert [step.label for step in fig.layout.sliders[0].steps] == ["10³", "10⁴"]
+    assert [step.label for step in fig.layout.sliders[1].steps] == ["16", "32"]
+    with pytest.raises(ValueError, match="no summary"):
+        decay_slider(summaries, crossings, bases, [16, 64])
+    with pytest.raises(ValueError, match="empty"):
+        decay_slider(summaries, crossings, {}, dims)
+
+
+def test_bound_panels_draws_the_bounds_and_their_octave_steps():
+    from posenc.plotting import bound_panels
+
+    offsets = torch.arange(8)
+    bounds = {"b1": torch.linspace(1, 0, 8), "b2": torch.linspace(2, 1, 8)}
+    octaves = {
+        "b1": (torch.tensor([0.9, 0.5, 0.2]), torch.tensor([1.0, 0.7, 0.3])),
+        "b2": ([2.0, 1.5, 1.2], [2.0, 1.8, 1.3]),
+    }
+    fig = bound_panels(offsets, bounds, octaves, level=0.4, shown=5)
+    left, right = fig.axes
+    curves = [line for line in left.lines if line.get_label() in bounds]
+    np.testing.assert_allclose(curves[0].get_ydata(), np.linspace(1, 0, 8)[:5])
+    assert [line.get_label() for line in curves] == ["b1", "b2"]
+    steps = [line for line in right.lines if line.get_drawstyle() == "steps-post"]
+    assert [line.get_label() for line in steps] == ["mean, b1", "max, b1", "mean, b2", "max, b2"]
+    np.testing.assert_array_equal(steps[0].get_xdata(), [1, 2, 4])
+    np.testing.assert_allclose(steps[3].get_ydata(), [2.0, 1.8, 1.3])
+    assert right.get_xscale() == "log" and right.xaxis.get_transform().base == 2
+    assert any(list(line.get_ydata()) == [0.4, 0.4] for line in left.lines)  # the reference level
+    with pytest.raises(ValueError, match="same labels"):
+        bound_panels(offsets, bounds, {"b1": octaves["b1"]}, 0.4)
+    with pytest.raises(ValueError, match="2 octave means but 3 maxima"):
+        bound_panels(offsets, {"b1": bounds["b1"]}, {"b1": ([1.0, 2.0], [1.0, 2.0, 3.0])}, 0.4)
+
+
+def test_wavelength_ladders_draws_two_pi_over_theta_and_the_contexts():
+    from posenc.plotting import wavelength_ladders
+
+    theta = torch.tensor([1.0, 0.1, 0.01])
+    fig = wavelength_ladders({"a": theta, "b": theta / 2}, {"context 2K": 2047.0}, title="t")
+    (ax,) = fig.axes
+    first, second = ax.lines[:2]
+    np.testing.assert_allclose(first.get_ydata(), 2 * np.pi / theta.numpy(), rtol=1e-6)
+    np.testing.assert_array_equal(first.get_xdata(), [0, 1, 2])
+    assert (first.get_marker(), second.get_marker()) == ("o", "s") and first.get_linestyle() == "None"
+    assert ax.get_yscale() == "log" and ax.get_title() == "t"
+    assert [text.get_text() for text in ax.texts] == ["context 2K"]
+    assert any(list(line.get_ydata()) == [2047.0, 2047.0] for line in ax.lines)
+    with pytest.raises(ValueError, match="positive"):
+        wavelength_ladders({"a": torch.tensor([1.0, 0.0])}, {})
+    with pytest.raises(ValueError, match="at least one"):
+        wavelength_ladders({}, {})
+
+
+def test_precision_panels_draws_angle_and_score_errors_per_format():
+    from posenc.plotting import precision_panels
+
+    positions = [1e3, 1e4, 1e5]
+    angles = {"float16": [0.1, 1.0, np.nan], "float32": [1e-5, 1e-4, 1e-3]}
+    scores = {"float16": [0.2, 2.0, np.nan], "float32": [1e-6, 1e-5, 1e-4]}
+    fig = precision_panels(positions, angles, scores, extra_scores={"HF": [0.01, 0.01, 0.01]})
+    left, right = fig.axes
+    labelled = {line.get_label(): line for line in left.lines}
+    np.testing.assert_array_equal(labelled["float32 angles"].get_ydata(), angles["float32"])
+    assert labelled["float16 angles"].get_color() == "C3"
+    assert any(list(line.get_ydata()) == [np.pi, np.pi] for line in left.lines)  # the π line
+    assert any(list(line.get_xdata()) == [65504.0, 65504.0] for line in right.lines)  # float16's limit
+    hf = [line for line in right.lines if line.get_label() == "HF"]
+    assert hf and hf[0].get_linestyle() == "--" and hf[0].get_color() == "k"
+    np.testing.assert_array_equal(right.lines[1].get_ydata(), scores["float32"])
+    assert left.get_xscale() == left.get_yscale() == right.get_yscale() == "log"
+    with pytest.raises(ValueError, match="same labels"):
+        precision_panels(positions, angles, {"float16": scores["float16"]})

@@ -1266,6 +1266,46 @@ def offset_profiles(
     return ax
 
 
+def scores_beside_profiles(
+    score_grid: Matrix,
+    offsets: Vector,
+    profiles: Mapping[str, Vector],
+    *,
+    grid_title: str | None = None,
+    profile_title: str | None = None,
+    ylabel: str = "score",
+) -> Figure:
+    """A matrix of scores (queries as rows, keys as columns) beside score profiles by offset.
+
+    The matrix is drawn with a diverging colour map centred on zero (white), so a constant
+    diagonal, a score that depends on ``j - i`` only, shows as stripes; the profiles are drawn
+    with :func:`offset_profiles`.
+
+    Args:
+        score_grid: ``(n, n)`` scores, row ``i`` for the query at ``i``, column ``j`` for the key at ``j``.
+        offsets: ``(S,)`` offsets, the x values of the profiles.
+        profiles: label -> ``(S,)`` score at each offset.
+        grid_title, profile_title: titles of the two panels.
+        ylabel: label of the profiles' vertical axis.
+
+    Returns:
+        The figure, the matrix on ``fig.axes[0]``, the profiles on ``fig.axes[1]`` (the colour
+        bar follows).
+
+    Raises:
+        TypeError, ValueError: as :func:`heatmap` and :func:`offset_profiles`.
+    """
+    grid = _as_matrix("score_grid", score_grid).astype(float)
+    fig, (ax_grid, ax_curve) = plt.subplots(1, 2, figsize=(10, 4), layout="constrained")
+    limit = float(np.abs(grid).max()) or 1.0
+    heatmap(grid, ax_grid, title=grid_title, cmap="RdBu_r", vmin=-limit, vmax=limit)
+    offset_profiles(offsets, profiles, ax_curve, title=profile_title, ylabel=ylabel)
+    return fig
+
+
+__all__ += ["scores_beside_profiles"]
+
+
 _PAIR_COLOURS = {"q": "#1f77b4", "k": "#ff7f0e"}
 
 
@@ -1515,6 +1555,64 @@ def weight_maps_with_difference(
     limit = float(np.abs(difference).max()) or 1.0
     heatmap(difference, axes[-1], title=difference_title, cmap="coolwarm", vmin=-limit, vmax=limit, **common)  # type: ignore[arg-type]
     return fig
+
+
+def orbit_and_terms(
+    orbit: torch.Tensor,
+    offsets: Vector,
+    terms: Matrix,
+    checked: tuple[Vector, Vector],
+    *,
+    title: str | None = None,
+) -> Figure:
+    """A rotary pair on its circle (left) and a score as a sum of cosine terms of the offset (right).
+
+    Args:
+        orbit: ``(M, P)`` complex tensor: row ``m`` holds pairs ``0 .. P-1`` of a vector rotated
+            to position ``m``. Pair 0 is labelled at every position, the others at the first and
+            last only.
+        offsets: ``(S,)`` offsets, the x values of the terms.
+        terms: ``(S, L)`` real contributions of the ``L`` pairs at each offset; their sum is drawn
+            as a black line ("score (complex formula)").
+        checked: ``(x, y)`` of the same score computed another way, drawn as black dots
+            ("score (real arithmetic)").
+        title: title of the left panel.
+
+    Returns:
+        The figure, the circle on ``fig.axes[0]`` and the terms on ``fig.axes[1]``.
+
+    Raises:
+        TypeError: if ``orbit`` is not a complex tensor.
+        ValueError: if ``orbit`` or ``terms`` is not 2-D, or ``terms`` has not one row per offset.
+    """
+    if not isinstance(orbit, torch.Tensor) or not orbit.is_complex():
+        raise TypeError("orbit must be a complex tensor, one row per position")
+    if orbit.ndim != 2:
+        raise ValueError(f"orbit must be (positions, pairs), got shape {tuple(orbit.shape)}")
+    values = _as_matrix("terms", terms).astype(float)
+    x = _as_vector("offsets", offsets)
+    if values.shape[0] != len(x):
+        raise ValueError(f"terms must have one row per offset ({len(x)}), got shape {values.shape}")
+    fig, (ax_plane, ax_score) = plt.subplots(
+        1, 2, figsize=(11, 4.4), layout="constrained", gridspec_kw={"width_ratios": [1, 1.5]}
+    )
+    count = orbit.shape[0]
+    for pair in range(orbit.shape[1]):
+        points = torch.stack((orbit[:, pair].real, orbit[:, pair].imag), -1)
+        tips = [str(m) if pair == 0 or m in (0, count - 1) else "" for m in range(count)]
+        plane_vectors(points, ax_plane, tip_text=tips)
+    ax_plane.set(title=title)
+    curves: dict[str, Vector] = {rf"term $\ell={p}$": values[:, p] for p in range(values.shape[1])}
+    curves["score (complex formula)"] = values.sum(1)
+    curves["score (real arithmetic)"] = _as_vector("checked y", checked[1])
+    abscissae: dict[str, Vector] = {name: x for name in curves}
+    abscissae["score (real arithmetic)"] = checked[0]
+    xy_curves(abscissae, curves, ax_score, styles=["-"] * values.shape[1] + ["k-", "ko"], legend="outside",
+              xlabel="offset $n - m$", ylabel="contribution to the score", title="score = sum of cosines of the offset")
+    return fig
+
+
+__all__ += ["orbit_and_terms"]
 
 
 # ---- chapter 7 ----
@@ -1779,6 +1877,252 @@ def band_traces(
 
 
 __all__ += ["Curve", "LinePanel", "Reference", "WindowSummary", "band_traces", "line_panels", "log_windows"]
+
+
+# Chapter 7's figures, one function per kind: the all-ones score in panels, the decay sliders,
+# the Abel-summation bound, the wavelength ladders and the errors of low-precision angles.
+
+
+def score_panels(
+    panels: Sequence[tuple[str, Vector, Vector]],
+    *,
+    ncols: int | None = None,
+    xlabel: str = "key position j",
+    ylabel: str = "score",
+    figsize: tuple[float, float] | None = None,
+    suptitle: str | None = None,
+) -> Figure:
+    """One curve per panel, e.g. the score of one query against every key for several settings.
+
+    Args:
+        panels: ``(title, x, y)`` of each panel, row by row; a curve of more than 1 000 points is
+            drawn with a thin line (0.25 instead of 0.8) so that its oscillation reads as a band.
+        ncols, figsize, suptitle: as for :func:`line_panels`.
+        xlabel, ylabel: axis labels of every panel.
+
+    Returns:
+        The figure; ``fig.axes[k]`` is panel ``k``.
+
+    Raises:
+        ValueError: if ``panels`` is empty or a panel is not a ``(title, x, y)`` triple.
+    """
+    if not panels:
+        raise ValueError("panels must contain at least one (title, x, y) triple")
+    drawn = []
+    for index, panel in enumerate(panels):
+        if not isinstance(panel, tuple) or len(panel) != 3:
+            raise ValueError(f"panels[{index}] must be a (title, x, y) triple, got {panel!r}")
+        title, x, y = panel
+        width = 0.25 if len(_curve_data(f"panels[{index}] x", x)) > 1000 else 0.8
+        drawn.append(LinePanel([Curve(x, y, style={"linewidth": width})], title, xlabel, ylabel, title_size=9))
+    return line_panels(drawn, ncols=ncols, figsize=figsize, suptitle=suptitle)
+
+
+def decay_slider(
+    summaries: Mapping[tuple[float, int], WindowSummary],
+    crossings: Mapping[tuple[float, int], float],
+    bases: Mapping[str, float],
+    dims: Sequence[int],
+    *,
+    level: float = 0.5,
+    active: tuple[int, int] | None = None,
+) -> go.Figure:
+    """Two sliders, base and head dimension, over windowed curves of a relative score against distance.
+
+    Args:
+        summaries: the :class:`WindowSummary` (see :func:`log_windows`) of every ``(base, dim)``.
+        crossings: the first distance at which the curve of ``(base, dim)`` falls below ``level``,
+            drawn as a red dot at height ``level``.
+        bases: slider label of each base, e.g. ``{"10⁴": 1e4}``.
+        dims: the head dimensions, the second slider.
+        level: height of the dots.
+        active: slider steps shown first (default: the second base, the largest dimension).
+
+    Returns:
+        A :func:`~posenc.interactive.grid_slider_figure` with a log distance axis and a y axis
+        fixed from the lowest window minimum to 1.05.
+
+    Raises:
+        ValueError: if ``bases`` or ``dims`` is empty, or a ``(base, dim)`` has no summary or crossing.
+    """
+    from .interactive import grid_slider_figure
+
+    if not bases or not dims:
+        raise ValueError("bases and dims must not be empty")
+    keys = [(base, dim) for base in bases.values() for dim in dims]
+    missing = [key for key in keys if key not in summaries or key not in crossings]
+    if missing:
+        raise ValueError(f"no summary or crossing for (base, dim) = {missing}")
+    grid = {
+        (i, j): band_traces(
+            summaries[base, dim], marker=(crossings[base, dim], level), marker_name=f"first below {level:g}"
+        )
+        for i, base in enumerate(bases.values())
+        for j, dim in enumerate(dims)
+    }
+    lowest = min(float(summaries[key].low.min()) for key in keys)
+    right = max(float(summaries[key].centres.max()) for key in keys)
+    layout = {
+        "template": "plotly_white",
+        "height": 560,
+        "showlegend": False,
+        "margin": {"l": 60, "r": 20, "t": 20, "b": 20},
+        "xaxis": {
+            "type": "log",
+            "range": [0, float(np.log10(right)) + 0.05],
+            "title": {"text": "distance |j − i| (log scale)"},
+        },
+        "yaxis": {"range": [float(np.floor(lowest * 10) / 10), 1.05], "title": {"text": "score / d"}},
+    }
+    return grid_slider_figure(
+        grid,
+        first=("base b = ", list(bases)),
+        second=("head dimension d = ", [str(dim) for dim in dims]),
+        active=active if active is not None else (min(1, len(bases) - 1), len(dims) - 1),
+        layout=layout,
+    )
+
+
+def bound_panels(
+    offsets: Vector,
+    bounds: Mapping[str, Vector],
+    octaves: Mapping[str, tuple[Vector, Vector]],
+    level: float,
+    *,
+    shown: int = 4097,
+) -> Figure:
+    """A bound against the distance (left) and its mean and maximum over octaves (right).
+
+    Args:
+        offsets: distances ``0, 1, ...``, the x values of the left panel.
+        bounds: one curve per label (e.g. per base), aligned with ``offsets``; the left panel
+            shows the first ``shown`` points.
+        octaves: ``(means, maxima)`` per label, entry ``e`` over distances ``[2^e, 2^(e+1))``;
+            drawn as steps on a base-2 log axis, means solid and maxima dotted.
+        level: a reference level drawn dashed on both panels (e.g. the random-phase level).
+        shown: number of points of the left panel.
+
+    Returns:
+        The figure, bounds on ``fig.axes[0]`` and octaves on ``fig.axes[1]``.
+
+    Raises:
+        ValueError: if ``bounds`` and ``octaves`` do not have the same labels, or an octave
+            summary's means and maxima differ in length.
+    """
+    if not bounds or set(bounds) != set(octaves):
+        raise ValueError(f"bounds and octaves must have the same labels, got {list(bounds)} and {list(octaves)}")
+    x = _curve_data("offsets", offsets)[:shown]
+    left, right = [], []
+    for number, (label, curve) in enumerate(bounds.items()):
+        colour = f"C{number % 10}"
+        left.append(Curve(x, _curve_data(label, curve)[:shown], label, {"color": colour, "linewidth": 0.3}))
+        means, maxima = (_curve_data(f"{label} octaves", v) for v in octaves[label])
+        if means.shape != maxima.shape:
+            raise ValueError(f"{label}: {len(means)} octave means but {len(maxima)} maxima")
+        starts = 2.0 ** np.arange(len(means))
+        right += [
+            Curve(starts, values, f"{name}, {label}", {"color": colour, "ls": ls, "drawstyle": "steps-post"})
+            for values, name, ls in [(means, "mean", "-"), (maxima, "max", ":")]
+        ]
+    reference = [Reference(level, style={"color": "0.4", "ls": "--"})]
+    return line_panels(
+        [
+            LinePanel(
+                left, f"U(δ) up to {shown - 1}", "distance |j - i|", "relative upper bound U", references=reference
+            ),
+            LinePanel(
+                right, "Octave means and maxima", "distance |j - i| (octaves, log scale)", "U", xscale="log2",
+                references=reference,
+            ),
+        ],
+        figsize=(11, 3.8),
+    )
+
+
+def wavelength_ladders(
+    ladders: Mapping[str, Vector], contexts: Mapping[str, float], *, title: str | None = None
+) -> Figure:
+    """The wavelength ``2π/θ_ℓ`` of every pair ``ℓ``, one marker style per ladder of frequencies.
+
+    Args:
+        ladders: the frequencies ``θ_ℓ`` of each ladder (positive), by label.
+        contexts: horizontal dashed lines, ``{text: length}``: pairs below a line complete a
+            full turn within that length.
+        title: title of the panel.
+
+    Returns:
+        The figure (one log-scale panel).
+
+    Raises:
+        ValueError: if ``ladders`` is empty or a frequency is not positive.
+    """
+    if not ladders:
+        raise ValueError("ladders must contain at least one ladder of frequencies")
+    curves = []
+    for number, (label, theta) in enumerate(ladders.items()):
+        values = _curve_data(label, theta)
+        if not np.all(values > 0):
+            raise ValueError(f"the frequencies of {label!r} must be positive")
+        style = {"marker": "os^vD<>"[number % 7], "markersize": 3, "linestyle": "none"}
+        curves.append(Curve(np.arange(len(values)), 2 * np.pi / values, label, style))
+    references = [Reference(length, text=text) for text, length in contexts.items()]
+    panel = LinePanel(curves, title, "pair index ℓ", "wavelength λ_ℓ (tokens)", yscale="log", references=references,
+                      legend="lower right")
+    return line_panels([panel], figsize=(7, 4))
+
+
+def precision_panels(
+    positions: Vector,
+    angle_errors: Mapping[str, Vector],
+    score_errors: Mapping[str, Vector],
+    *,
+    extra_scores: Mapping[str, Vector] | None = None,
+    limit: float = 65504.0,
+) -> Figure:
+    """Errors of angles formed in low precision (left) and of the scores they give (right).
+
+    Args:
+        positions: the positions, x values of both log-log panels.
+        angle_errors: the largest angle error at each position, per number format (label).
+        score_errors: the largest score error at each position, per format (the same labels).
+        extra_scores: further score-error curves, drawn dashed in black (e.g. another library's).
+        limit: a vertical dotted line on both panels (default: the largest float16, 65 504).
+
+    Returns:
+        The figure, angles on ``fig.axes[0]`` (with a line at π: no information left) and
+        scores on ``fig.axes[1]``.
+
+    Raises:
+        ValueError: if ``angle_errors`` is empty or the two mappings differ in labels.
+    """
+    if not angle_errors or set(angle_errors) != set(score_errors):
+        raise ValueError(
+            "angle_errors and score_errors must have the same labels, "
+            f"got {list(angle_errors)} and {list(score_errors)}"
+        )
+    x = _curve_data("positions", positions)
+    edge = Reference(limit, axis="x", label=f"largest float16 ({limit:,.0f})".replace(",", " "),
+                     style={"color": "C3", "ls": ":", "linewidth": 1})
+    left, right = [], []
+    for number, label in enumerate(angle_errors):
+        style = {"color": ["C3", "C1", "C0", "C2", "C4"][number % 5], "marker": "o", "markersize": 3}
+        left.append(Curve(x, angle_errors[label], f"{label} angles", style))
+        right.append(Curve(x, score_errors[label], style=style))
+    for label, values in (extra_scores or {}).items():
+        right.append(Curve(x, values, label, {"color": "k", "linestyle": "--"}))
+    pi_line = Reference(float(np.pi), label="π: no information left")
+    return line_panels(
+        [
+            LinePanel(left, "Angle error vs float64", "position", "max angle error (rad)", "log", "log",
+                      references=[pi_line, edge]),
+            LinePanel(right, "Score error vs float64 (keys at m - 0..255)", "query position m", "max |score error|",
+                      "log", "log", references=[edge]),
+        ],
+        figsize=(11, 3.8),
+    )
+
+
+__all__ += ["bound_panels", "decay_slider", "precision_panels", "score_panels", "wavelength_ladders"]
 
 
 # ---- chapters 8–9 (Part V) ----

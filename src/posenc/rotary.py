@@ -50,9 +50,11 @@ __all__ = [
     "apply_rope_complex",
     "half_to_interleaved",
     "interleaved_to_half",
+    "rope_angles",
     "rope_frequencies",
     "rope_matrix",
     "rotate_half",
+    "rotate_pairs",
 ]
 
 ROPE_LAYOUTS = ("interleaved", "half")
@@ -76,6 +78,26 @@ def rope_frequencies(dim: int, base: float = DEFAULT_BASE) -> torch.Tensor:
         ValueError: if ``dim`` is not a positive even integer or ``base <= 0``.
     """
     return _angles.frequencies(dim, base)
+
+
+
+def rope_angles(positions: torch.Tensor, dim: int, base: float = DEFAULT_BASE) -> torch.Tensor:
+    r"""The angle table :math:`m\,\theta_\ell` of every position ``m``, formed in float64.
+
+    Args:
+        positions: ``(...,)`` integer or real tensor of positions.
+        dim: rotated dimension ``d``; must be even.
+        base: base ``b`` (> 0) of :func:`rope_frequencies`.
+
+    Returns:
+        ``(..., d/2)`` float64 tensor: entry ``[..., l]`` is ``positions[...] * theta_l``.
+
+    Raises:
+        TypeError: if ``positions`` is not a tensor.
+        ValueError: if ``dim`` is not a positive even integer or ``base <= 0``.
+    """
+    positions = check_tensor("positions", positions)
+    return _angles.angles(positions, dim, base)
 
 
 def rope_matrix(
@@ -285,6 +307,29 @@ def rotate_half(x: torch.Tensor) -> torch.Tensor:
     check_even("the last dimension of x", x.shape[-1])
     first, second = x.chunk(2, dim=-1)
     return torch.cat((-second, first), dim=-1)
+
+
+
+def rotate_pairs(x: torch.Tensor) -> torch.Tensor:
+    """Map ``(x0, x1, x2, x3, ...) -> (-x1, x0, -x3, x2, ...)``: each adjacent pair turned by 90°.
+
+    The interleaved counterpart of :func:`rotate_half`: the ``"interleaved"`` layout of RoPE
+    reads ``x * cos2 + rotate_pairs(x) * sin2``, each angle repeated next to itself in ``cos2``
+    and ``sin2`` (RoFormer).
+
+    Args:
+        x: ``(..., d)`` with ``d`` even.
+
+    Returns:
+        Tensor of the same shape.
+
+    Raises:
+        ValueError: if the last dimension is odd.
+    """
+    x = check_tensor("x", x, min_dim=1)
+    check_even("the last dimension of x", x.shape[-1])
+    even, odd = x[..., 0::2], x[..., 1::2]
+    return torch.stack((-odd, even), dim=-1).flatten(-2)
 
 
 def interleaved_to_half(x: torch.Tensor) -> torch.Tensor:
