@@ -10,6 +10,8 @@ from posenc import (
     alibi_bias,
     apply_rope,
     relativity_gap,
+    score_terms,
+    similarity_by_distance,
     sinusoidal_encoding,
     toeplitz_gap,
 )
@@ -77,3 +79,48 @@ def test_rejects_bad_arguments():
         toeplitz_gap(torch.ones(4))
     with pytest.raises(TypeError, match="real numbers"):
         toeplitz_gap(torch.ones(3, 3, dtype=torch.bool))
+
+
+def test_score_terms_are_the_four_products_and_add_up_to_the_score():
+    x, p, w = randn(2, 6, 4, seed=3), randn(2, 6, 4, seed=4), randn(4, 4, seed=5)
+    terms = score_terms(x, p, w)
+    assert list(terms) == ["content-content", "content-position", "position-content", "position-position"]
+    expected = [x @ w @ x.mT, x @ w @ p.mT, p @ w @ x.mT, p @ w @ p.mT]
+    for term, product in zip(terms.values(), expected, strict=True):
+        assert term.shape == (2, 6, 6) and torch.equal(term, product)
+    torch.testing.assert_close(sum(terms.values()), (x + p) @ w @ (x + p).mT, rtol=0, atol=1e-5)
+    # With p = 0 only the content-content term is left.
+    zero = score_terms(x, torch.zeros_like(x), w)
+    assert all(zero[name].abs().max() == 0 for name in list(zero)[1:])
+
+
+@pytest.mark.parametrize(
+    ("x", "p", "w", "error"),
+    [
+        (torch.zeros(3, 4), torch.zeros(3, 5), torch.zeros(4, 4), ValueError),
+        (torch.zeros(3, 4), torch.zeros(3, 4), torch.zeros(4, 3), ValueError),
+        (torch.zeros(4), torch.zeros(4), torch.zeros(4, 4), ValueError),
+        ([[0.0]], torch.zeros(1, 1), torch.zeros(1, 1), TypeError),
+    ],
+)
+def test_score_terms_rejects_bad_arguments(x, p, w, error):
+    with pytest.raises(error):
+        score_terms(x, p, w)
+
+
+def test_similarity_by_distance_averages_the_cosines_on_each_diagonal():
+    table = randn(7, 5, seed=6)
+    unit = table / table.norm(dim=-1, keepdim=True)
+    expected = [sum(float(unit[i] @ unit[i + r]) for i in range(7 - r)) / (7 - r) for r in range(7)]
+    torch.testing.assert_close(similarity_by_distance(table), torch.tensor(expected, dtype=torch.float64))
+    # Rescaling rows changes nothing; one-hot rows are orthogonal at every distance but 0.
+    torch.testing.assert_close(similarity_by_distance(3.0 * table), similarity_by_distance(table))
+    assert similarity_by_distance(torch.eye(4)).tolist() == [1.0, 0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    ("table", "error"), [(torch.ones(3), ValueError), (torch.zeros(2, 3), ValueError), ([[1.0]], TypeError)]
+)
+def test_similarity_by_distance_rejects_bad_tables(table, error):
+    with pytest.raises(error):
+        similarity_by_distance(table)

@@ -11,7 +11,7 @@ import pytest
 import torch
 from matplotlib.colors import to_rgba
 
-from posenc import curves, histograms, pair_walk, similarity_heatmaps
+from posenc import curves, histograms, pair_walk, similarity_heatmaps, table_profile
 
 # --------------------------------------------------------------------------- curves
 
@@ -140,3 +140,40 @@ def test_pair_walk_draws_windows_of_rows_with_their_turning_angles():
         pair_walk(torch.ones(5, 3))
     with pytest.raises(ValueError, match="at most the number of rows"):
         pair_walk(points, window=11)
+
+
+# --------------------------------------------------------------------------- table profile
+
+
+def test_table_profile_draws_cosines_curves_and_norms_of_the_rows():
+    table = torch.tensor([[1.0, 0.0], [3.0, 0.0], [0.0, 2.0], [-1.0, -1.0]])
+    curve = torch.tensor([1.0, 0.5, -0.25])
+    fig = table_profile(table, {"part": curve, "other": [1.0, 0.0]}, title="tiny", boundary=2)
+    gram_ax, curve_ax, norm_ax = fig.axes[:3]
+    expected = np.array(
+        [[1, 1, 0, -(0.5**0.5)], [1, 1, 0, -(0.5**0.5)], [0, 0, 1, -(0.5**0.5)], [-(0.5**0.5)] * 3 + [1]]
+    )
+    np.testing.assert_allclose(gram_ax.images[0].get_array(), expected, atol=1e-12)
+    assert gram_ax.images[0].get_clim() == (-1.0, 1.0) and gram_ax.get_title() == "tiny"
+    horizontal, vertical = gram_ax.get_lines()
+    assert list(horizontal.get_ydata()) == [1.5, 1.5] and list(vertical.get_xdata()) == [1.5, 1.5]
+    part, other, zero = curve_ax.get_lines()
+    np.testing.assert_array_equal(part.get_ydata(), curve.numpy())
+    assert (part.get_label(), other.get_label(), list(zero.get_ydata())) == ("part", "other", [0.0, 0.0])
+    assert (curve_ax.get_xlabel(), curve_ax.get_ylabel()) == ("distance |i - j|", "mean cosine similarity")
+    norms, mark = norm_ax.get_lines()
+    np.testing.assert_allclose(norms.get_ydata(), [1.0, 3.0, 2.0, 2**0.5])
+    assert list(mark.get_xdata()) == [1.5, 1.5] and norm_ax.get_yscale() == "log"
+    labels = (norm_ax.get_xlabel(), norm_ax.get_ylabel(), norm_ax.get_title())
+    assert labels == ("position i", "norm of p_i", "row norms")
+
+
+def test_table_profile_without_boundary_draws_no_marks_and_validates():
+    gram_ax, _, norm_ax = table_profile(torch.eye(3), {"c": [1.0]}, title="t").axes[:3]
+    assert gram_ax.get_lines() == [] and len(norm_ax.get_lines()) == 1
+    with pytest.raises(ValueError, match="2-D"):
+        table_profile(torch.ones(3), {"c": [1.0]}, title="t")
+    with pytest.raises(ValueError, match="boundary"):
+        table_profile(torch.eye(3), {"c": [1.0]}, title="t", boundary=3)
+    with pytest.raises(ValueError, match="at least one curve"):
+        table_profile(torch.eye(3), {}, title="t")

@@ -36,7 +36,7 @@ from .absolute import (
 )
 from .attention import attention_weights, causal_mask, scaled_dot_product_attention
 from .benchmark import Timing, format_timings, median_time, rope_timings
-from .diagnostics import relativity_gap, toeplitz_gap
+from .diagnostics import relativity_gap, score_terms, similarity_by_distance, toeplitz_gap
 from .experiments import (
     BEYOND_TABLE,
     IGNORE,
@@ -171,9 +171,11 @@ __all__ = [
     "rotate_half",
     "rotate_pairs",
     "scaled_dot_product_attention",
+    "score_terms",
     "seed_everything",
     "seed_offset",
     "show_error",
+    "similarity_by_distance",
     "shaw_attention",
     "sinusoidal_encoding",
     "sinusoidal_offset_matrix",

@@ -20,7 +20,65 @@ import torch
 
 from ._validation import check_tensor
 
-__all__ = ["relativity_gap", "toeplitz_gap"]
+__all__ = ["relativity_gap", "score_terms", "similarity_by_distance", "toeplitz_gap"]
+
+
+def score_terms(x: torch.Tensor, p: torch.Tensor, w: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The four terms of the score ``(x + p) W (x + p)^T`` of tokens ``x`` plus positions ``p``.
+
+    The score of a layer that adds absolute position vectors to its tokens splits into
+    ``x W x^T + x W p^T + p W x^T + p W p^T`` (chapter 2's four-term lemma); each term is an
+    ``(..., L, L)`` matrix with queries along rows and keys along columns.
+
+    Args:
+        x: ``(..., L, d)`` token vectors (one per row).
+        p: ``(..., L, d)`` position vectors, the same shape as ``x``.
+        w: ``(d, d)`` score matrix, e.g. ``W_Q W_K^T`` (divided by ``sqrt(d_h)`` if wanted).
+
+    Returns:
+        The terms by name, in this order: ``"content-content"``, ``"content-position"``,
+        ``"position-content"``, ``"position-position"``. They add up to ``(x + p) W (x + p)^T``.
+
+    Raises:
+        TypeError: if an argument is not a tensor.
+        ValueError: if ``x`` and ``p`` differ in shape or ``w`` is not ``(d, d)``.
+    """
+    x = check_tensor("x", x, min_dim=2)
+    p = check_tensor("p", p, min_dim=2)
+    w = check_tensor("w", w, min_dim=2)
+    if x.shape != p.shape:
+        raise ValueError(f"x and p must have the same shape, got {tuple(x.shape)} and {tuple(p.shape)}")
+    if w.shape != (x.shape[-1], x.shape[-1]):
+        raise ValueError(f"w must have shape (d, d) = {(x.shape[-1],) * 2} for vectors of x, got {tuple(w.shape)}")
+    parts = {"content": x, "position": p}
+    return {f"{a}-{b}": parts[a] @ w @ parts[b].transpose(-2, -1) for a in parts for b in parts}
+
+
+def similarity_by_distance(table: torch.Tensor) -> torch.Tensor:
+    """Mean cosine similarity of all pairs of rows of a position table at distance 0, 1, ...
+
+    Entry ``r`` is the mean of ``cos(p_i, p_{i+r})`` over ``i = 0 .. N - 1 - r``: how alike the
+    vectors of two positions ``r`` apart are, on average (1 at distance 0).
+
+    Args:
+        table: ``(N, d)`` real tensor, one row per position; no row may be zero.
+
+    Returns:
+        ``(N,)`` tensor of the table's dtype.
+
+    Raises:
+        TypeError: if ``table`` is not a tensor.
+        ValueError: if ``table`` is not 2-D, or has a zero row (its cosine is undefined).
+    """
+    table = check_tensor("table", table, min_dim=2)
+    if table.dim() != 2:
+        raise ValueError(f"table must be 2-D (positions, features), got shape {tuple(table.shape)}")
+    norms = table.norm(dim=-1)
+    if bool((norms == 0).any()):
+        raise ValueError(f"table has zero rows (no cosine): rows {(norms == 0).nonzero().flatten().tolist()}")
+    unit = table / norms[:, None]
+    gram = unit @ unit.T
+    return torch.stack([gram.diagonal(r).mean() for r in range(len(gram))])
 
 
 def toeplitz_gap(matrix: torch.Tensor) -> float:

@@ -807,6 +807,57 @@ def curve_slider(
     return slider_figure(steps, slider_label=slider_label, active=list(ys).index(active), layout=layout)
 
 
+def table_profile(
+    table: Matrix,
+    similarity_curves: Mapping[str, Vector],
+    *,
+    title: str,
+    boundary: int | None = None,
+    figsize: tuple[float, float] = (12.5, 3.8),
+) -> Figure:
+    """Three panels on one position table: cosines of all pairs of rows, cosine by distance, row norms.
+
+    Left, the ``(N, N)`` matrix ``cos(p_i, p_j)`` on a diverging scale from -1 to 1; middle, the
+    given curves of mean cosine similarity against the distance ``|i - j|`` (e.g. of parts of
+    the table, or of another table), with a grey line at 0; right, the norm of every row on a
+    log axis.
+
+    Args:
+        table: ``(N, d)`` position table, one row per position.
+        similarity_curves: ``label -> mean cosine similarity at distance 0, 1, ...``.
+        title: title of the left panel (the table's name).
+        boundary: a number of rows ``B``: dashed lines between rows ``B - 1`` and ``B`` on the
+            left and right panels (e.g. where a table's behaviour changes).
+        figsize: size of the figure.
+
+    Returns:
+        The figure; its first three axes are the panels, left to right.
+
+    Raises:
+        TypeError: if ``table`` or a curve is not numeric.
+        ValueError: if ``table`` is not 2-D, ``similarity_curves`` is empty, or ``boundary`` is
+            not a positive integer below the number of rows.
+    """
+    rows = torch.as_tensor(_as_matrix("table", table), dtype=torch.float64)
+    if boundary is not None and not 1 <= check_int("boundary", boundary, minimum=1) < len(rows):
+        raise ValueError(f"boundary must lie between 1 and {len(rows) - 1} (the table has {len(rows)} rows)")
+    unit = torch.nn.functional.normalize(rows, dim=-1)
+    fig, (gram_ax, curve_ax, norm_ax) = plt.subplots(1, 3, figsize=figsize, layout="constrained")
+    heatmap(unit @ unit.T, gram_ax, title=title, cmap="RdBu_r", vmin=-1.0, vmax=1.0,
+            xlabel="position j", ylabel="position i")
+    curves(similarity_curves, curve_ax, xlabel="distance |i - j|", ylabel="mean cosine similarity", hlines=[0.0])
+    marks = [] if boundary is None else [boundary - 0.5]
+    curves({"norm": rows.norm(dim=-1)}, norm_ax, xlabel="position i", ylabel="norm of p_i", title="row norms",
+           marker="", logy=True, vlines=marks)
+    for value in marks:
+        gram_ax.axhline(value, color="black", linestyle="--", linewidth=0.8)
+        gram_ax.axvline(value, color="black", linestyle="--", linewidth=0.8)
+    return fig
+
+
+__all__ += ["table_profile"]
+
+
 __all__ += [
     "binary_beside_table",
     "curve_slider",
