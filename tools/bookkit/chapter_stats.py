@@ -41,16 +41,24 @@ def chapter_stats(path: Path) -> dict[str, int]:
     return {
         "words": sum(len(text.split()) for text, cell in sources if cell["cell_type"] == "markdown"),
         "code_lines": sum(len(text.splitlines()) for text, cell in sources if cell["cell_type"] == "code"),
+        "nonblank_code_lines": sum(
+            sum(1 for line in text.splitlines() if line.strip())
+            for text, cell in sources
+            if cell["cell_type"] == "code"
+        ),
         "long_unfolded": len(long_unfolded_cells(path)),
     }
 
 
 def main(paths: list[str]) -> None:
     notebooks = [Path(p) for p in paths] or sorted(Path("notebooks").glob("*.ipynb"))
-    print(f"{'chapter':<46}{'words':>7}{'code':>7}{'long shown':>12}")
+    print(f"{'chapter':<46}{'words':>7}{'code':>7}{'nonblank':>9}{'long shown':>12}")
     for path in notebooks:
         stats = chapter_stats(path)
-        print(f"{path.name:<46}{stats['words']:>7}{stats['code_lines']:>7}{stats['long_unfolded']:>12}")
+        print(
+            f"{path.name:<46}{stats['words']:>7}{stats['code_lines']:>7}{stats['nonblank_code_lines']:>9}"
+            f"{stats['long_unfolded']:>12}"
+        )
 
 
 if __name__ == "__main__":
