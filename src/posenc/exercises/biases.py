@@ -29,7 +29,7 @@ def _slopes(heads: int) -> torch.Tensor:
 
 
 def reference_alibi_bias_from_slopes(slopes, length):
-    """The causal ALiBi bias m_r (j - i), shape (h, L, L)."""
+    """The causal ALiBi bias m_r (j - i), shape (h, n, n)."""
     positions = torch.arange(length, dtype=slopes.dtype)
     return slopes[:, None, None] * (positions[None, :] - positions[:, None])
 
@@ -73,7 +73,7 @@ def _from_slopes_cases(generator: torch.Generator) -> list[_Case]:
 
 @_public
 def check_alibi_bias_from_slopes(fn: Callable[..., Any]) -> CheckResult:
-    """Check ``fn(slopes, length)``: the causal ALiBi bias ``m_r (j - i)``, shape ``(h, L, L)``.
+    """Check ``fn(slopes, length)``: the causal ALiBi bias ``m_r (j - i)``, shape ``(h, n, n)``.
 
     Only the visible entries ``j <= i`` are compared (within 1e-5): above the diagonal any value,
     ``-inf`` included, is accepted. Named mistakes: the sign, the key-only form ``m_r j``, slopes
@@ -172,7 +172,7 @@ def check_reversal_gap(fn: Callable[..., Any]) -> CheckResult:
 
 
 def reference_alibi_bias_at_positions(slopes, positions):
-    """-m_r |p_j - p_i| at real positions p, shape (h, L, L)."""
+    """-m_r |p_j - p_i| at real positions p, shape (h, n, n)."""
     p = positions.double()
     return -slopes.double()[:, None, None] * (p[None, :] - p[:, None]).abs()
 
@@ -215,7 +215,7 @@ def _at_cases(generator: torch.Generator) -> list[_Case]:
 
 @_public
 def check_alibi_bias_at_positions(fn: Callable[..., Any]) -> CheckResult:
-    """Check ``fn(slopes, positions)``: ALiBi's bias ``-m_r |p_j - p_i|`` at real positions, ``(h, L, L)``.
+    """Check ``fn(slopes, positions)``: ALiBi's bias ``-m_r |p_j - p_i|`` at real positions, ``(h, n, n)``.
 
     Hidden positions are ``c * arange(L)`` for scales ``c`` such as 0.25 and 2 (within 1e-5). Named
     mistakes: integer positions, indices instead of positions, the causal form without ``|.|``, the
