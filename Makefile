@@ -7,7 +7,8 @@
 #                repository, a real-browser check of the built site, the student edition, the
 #                PDF editions and the nbgrader course graded end to end
 #   make lab     JupyterLab on the notebooks, with the book's environment as kernel
-#   make bench   the RoPE timing table and the attention layer's training-path speed on this machine
+#   make bench   the RoPE timing table, the attention layer's training-path speed and the time of
+#                make train, estimated from per-step times measured on this machine
 #   make train   train the book's stored models that are missing or stale (ONLY=<pattern>, TRAIN_JOBS=n)
 #   make student the student edition: the site and the notebooks without solutions (_build/student)
 #   make pdf     the PDF editions, full and student, printed from the built sites (_build/pdf)
@@ -37,10 +38,10 @@ MODEL_CACHE ?= _build/posenc-cache
 BUILD_ENV = POSENC_PROGRESS=0 POSENC_CACHE_DIR=$(abspath $(MODEL_CACHE)) POSENC_BOOK_BUILD=1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help env book student test unit build-test seeds-test outside-test student-test browser pdf-test lab bench train fix-notebooks clean pdf assignments
+.PHONY: help env book student test test-sites test-runs unit build-test seeds-test outside-test student-test browser pdf-test lab bench train fix-notebooks clean pdf assignments
 
 help:
-	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,15p' Makefile | sed 's/^# \{0,1\}//'
 
 # ---- environment -----------------------------------------------------------------------------
 
@@ -120,8 +121,28 @@ assignments: $(INSTALLED) $(NBGRADER_INSTALLED)
 
 # ---- tests -------------------------------------------------------------------------------------
 
-test: unit build-test seeds-test outside-test browser student-test pdf-test assignments
-	@echo "make test: all checks passed"
+# Two lanes at once, one per core: most of the work is one kernel running small-tensor Python, so
+# this about halves the wall time. The site lane builds, checks and prints the sites (the student
+# edition reuses the clean build's weights); the run lane needs nothing from it. Each lane stops at
+# its first failure, and make test fails if either does. Each step prints its wall time.
+test: $(INSTALLED) $(BROWSER)
+	@start=$$(date +%s); \
+	$(MAKE) --no-print-directory -j2 --output-sync=recurse test-sites test-runs; \
+	echo "make test: all checks passed in $$(( $$(date +%s) - start )) s"
+
+timed = start=$$(date +%s); $(MAKE) --no-print-directory $(1); echo "== make $(1): $$(( $$(date +%s) - start )) s"
+
+test-sites: $(INSTALLED) $(BROWSER)
+	@$(call timed,build-test)
+	@$(call timed,browser)
+	@$(call timed,student-test)
+	@$(call timed,pdf-test)
+
+test-runs: $(INSTALLED)
+	@$(call timed,unit)
+	@$(call timed,seeds-test)
+	@$(call timed,outside-test)
+	@$(call timed,assignments)
 
 unit: $(INSTALLED)
 	$(BIN)/ruff check .
@@ -183,6 +204,8 @@ bench: $(INSTALLED)
 	$(BIN)/python benchmarks/rope_speed.py
 	@echo
 	$(BIN)/python benchmarks/attention_speed.py
+	@echo
+	$(BIN)/python benchmarks/train_time.py --jobs $(TRAIN_JOBS)
 
 # The model store (posenc.store): every trained model the book shows, in src/posenc/trained (package
 # data). Resumable: a model whose manifest matches the training code and config is skipped.

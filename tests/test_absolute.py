@@ -16,6 +16,7 @@ from posenc import (
     one_hot_encoding,
     sinusoidal_encoding,
     sinusoidal_offset_matrix,
+    sinusoidal_rows,
 )
 
 SETTINGS = settings(max_examples=30, deadline=None)
@@ -297,3 +298,25 @@ def test_offset_matrix_uses_the_exact_offset(k):
     c1, s1 = np.cos(k / 100.0), np.sin(k / 100.0)  # frequency 10000^(-2/4)
     expected = np.array([[c0, s0, 0, 0], [-s0, c0, 0, 0], [0, 0, c1, s1], [0, 0, -s1, c1]])
     np.testing.assert_allclose(matrix.numpy(), expected, rtol=0, atol=1e-14 * max(1.0, abs(k)))
+
+
+def test_sinusoidal_rows_extend_the_table_to_negative_positions():
+    """Rows of non-negative positions are the table's; sin is odd and cos even in the position."""
+    positions = torch.tensor([[0, 5, 11], [3, 3, 40]])
+    table = sinusoidal_encoding(41, 16, base=500.0, dtype=torch.float64)
+    rows = sinusoidal_rows(positions, 16, base=500.0, dtype=torch.float64)
+    assert rows.shape == (2, 3, 16) and torch.equal(rows, table[positions])
+    mirrored = sinusoidal_rows(-positions, 16, base=500.0, dtype=torch.float64)
+    torch.testing.assert_close(mirrored[..., 0::2], -rows[..., 0::2], rtol=0, atol=1e-15)
+    torch.testing.assert_close(mirrored[..., 1::2], rows[..., 1::2], rtol=0, atol=1e-15)
+    expected = torch.from_numpy(numpy_sinusoids([-7, -1, 0, 12], 8)).float()
+    torch.testing.assert_close(sinusoidal_rows(torch.tensor([-7, -1, 0, 12]), 8), expected, rtol=0, atol=1e-7)
+
+
+@pytest.mark.parametrize(
+    ("positions", "dim", "error"),
+    [([1, 2], 8, TypeError), (torch.tensor([1.0]), 8, TypeError), (torch.tensor([1]), 7, ValueError)],
+)
+def test_sinusoidal_rows_rejects_bad_arguments(positions, dim, error):
+    with pytest.raises(error):
+        sinusoidal_rows(positions, dim)

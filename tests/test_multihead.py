@@ -21,11 +21,10 @@ EMBED_DIM, NUM_HEADS = 8, 2
 RELATIVE_SCHEMES = ("shaw", "t5", "alibi", "rope")
 ABSOLUTE_SCHEMES = ("sinusoidal", "learned")
 SETTINGS = settings(max_examples=20, deadline=None)
-# RotaryEmbedding caches cos/sin in float32 (the book's convention: float64 angles, float32
-# values), so in a float64 module R_m is orthogonal only to ~1e-7; every other scheme is exact
-# to float64 rounding. Failures of the properties below are O(1e-2) or larger.
+# Every scheme, RoPE included (RotaryEmbedding keeps its angles and cos/sin tables in float64),
+# is exact to float64 rounding in a float64 module. Failures of the properties below are O(1e-2)
+# or larger.
 EXACT = dict(rtol=1e-9, atol=1e-9)
-TOLERANCE = {"rope": dict(rtol=1e-6, atol=1e-7)}
 
 
 def make_module(position, seed=0, **kwargs):
@@ -170,9 +169,8 @@ def test_relative_schemes_are_translation_invariant(position, seq_len, shift, se
     keys_allowed = torch.arange(shift + seq_len) >= shift  # mask out the padding keys
     mask = keys_allowed.expand(shift + seq_len, shift + seq_len)
     shifted_output, shifted_weights = module(torch.cat((padding, x), dim=1), mask)
-    tolerance = TOLERANCE.get(position, EXACT)
-    torch.testing.assert_close(shifted_output[:, shift:], output, **tolerance)
-    torch.testing.assert_close(shifted_weights[..., shift:, shift:], weights, **tolerance)
+    torch.testing.assert_close(shifted_output[:, shift:], output, **EXACT)
+    torch.testing.assert_close(shifted_weights[..., shift:, shift:], weights, **EXACT)
 
 
 @pytest.mark.parametrize("position", ABSOLUTE_SCHEMES)
@@ -234,7 +232,7 @@ def test_rope_layouts_both_relative(layout):
     x = randn(1, 4, EMBED_DIM, seed=0)
     out, _ = module(x)
     shifted, _ = module(torch.cat((x[:, :2], x), 1), (torch.arange(6) >= 2).expand(6, 6))
-    torch.testing.assert_close(shifted[:, 2:], out, **TOLERANCE["rope"])
+    torch.testing.assert_close(shifted[:, 2:], out, **EXACT)
 
 
 def test_t5_unidirectional_and_shaw_max_distance_are_used():
@@ -329,9 +327,8 @@ def test_positions_place_tokens_where_an_explicit_layout_would(position, causal,
     output, weights = module(x, causal=causal, positions=positions)
     spread, mask = _spread_out(x, positions, seed + 1)
     expected_output, expected_weights = module(spread, mask, causal=causal)
-    tolerance = TOLERANCE.get(position, EXACT)
-    torch.testing.assert_close(output, expected_output[:, positions], **tolerance)
-    torch.testing.assert_close(weights, expected_weights[..., positions, :][..., positions], **tolerance)
+    torch.testing.assert_close(output, expected_output[:, positions], **EXACT)
+    torch.testing.assert_close(weights, expected_weights[..., positions, :][..., positions], **EXACT)
 
 
 @pytest.mark.parametrize("position", RELATIVE_SCHEMES)
@@ -341,7 +338,7 @@ def test_relative_schemes_ignore_a_common_shift_of_positions(position):
     output, _ = module(x, causal=True)
     for shift in (1, 7, 1000):
         shifted, _ = module(x, causal=True, positions=torch.arange(5) + shift)
-        torch.testing.assert_close(shifted, output, **TOLERANCE.get(position, EXACT))
+        torch.testing.assert_close(shifted, output, **EXACT)
 
 
 @pytest.mark.parametrize("position", ABSOLUTE_SCHEMES)

@@ -76,8 +76,14 @@ def test_actionlint_rejects_a_broken_workflow(tmp_path: Path) -> None:
 def test_the_workflow_runs_make_test_which_prints_the_pdf() -> None:
     commands = [step["run"].strip() for step in _steps("test") if "run" in step]
     assert commands == ["make test"]
-    prerequisites = re.search(r"^test:(.*)$", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M)
-    assert prerequisites and {"pdf-test", "assignments"} <= set(prerequisites.group(1).split())
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    test_recipe = re.search(r"^test:.*\n((?:\t.*\n)+)", makefile, re.M)
+    assert test_recipe and "test-sites test-runs" in test_recipe.group(1)
+    lanes = re.findall(r"^test-(?:sites|runs):.*\n((?:\t.*\n)+)", makefile, re.M)
+    steps = re.findall(r"\$\(call timed,([\w-]+)\)", "".join(lanes))
+    every_step = ["unit", "build-test", "seeds-test", "outside-test", "browser", "student-test", "pdf-test",
+                  "assignments"]
+    assert sorted(steps) == sorted(every_step)
     pdf_test = re.search(r"^pdf-test:.*\n\t(.*)$", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M)
     site = "$(TEST_OUTPUT)/_build/html"
     assert pdf_test and "pdf" in pdf_test.group(1).split() and f"PDF_SITE={site}" in pdf_test.group(1)

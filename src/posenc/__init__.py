@@ -32,6 +32,7 @@ from .absolute import (
     one_hot_encoding,
     sinusoidal_encoding,
     sinusoidal_offset_matrix,
+    sinusoidal_rows,
 )
 from .attention import attention_weights, causal_mask, scaled_dot_product_attention
 from .benchmark import Timing, format_timings, median_time, rope_timings
@@ -95,12 +96,13 @@ from .scaling import (
 )
 from .utils import (
     SEED_OFFSET_VARIABLE,
+    check_gaps,
     describe_machine,
     max_abs_diff,
     report,
-    report_gaps,
     seed_everything,
     seed_offset,
+    show_error,
 )
 
 __version__ = "0.1.0"
@@ -136,8 +138,9 @@ __all__ = [
     "build_model",
     "cache_path",
     "causal_mask",
-    "complex_pairs",
+    "check_gaps",
     "clipped_relative_positions",
+    "complex_pairs",
     "describe_machine",
     "dynamic_ntk_frequencies",
     "evaluate",
@@ -162,7 +165,6 @@ __all__ = [
     "relative_positions",
     "relativity_gap",
     "report",
-    "report_gaps",
     "rope_angles",
     "rope_frequencies",
     "rope_matrix",
@@ -173,9 +175,11 @@ __all__ = [
     "scaled_dot_product_attention",
     "seed_everything",
     "seed_offset",
+    "show_error",
     "shaw_attention",
     "sinusoidal_encoding",
     "sinusoidal_offset_matrix",
+    "sinusoidal_rows",
     "slider_figure",
     "split_heads",
     "t5_relative_position_bucket",

@@ -40,6 +40,7 @@ __all__ = [
     "one_hot_encoding",
     "sinusoidal_encoding",
     "sinusoidal_offset_matrix",
+    "sinusoidal_rows",
 ]
 
 
@@ -96,6 +97,36 @@ def sinusoidal_encoding(
     """
     seq_len = check_int("seq_len", seq_len, minimum=1)
     return _sinusoids(torch.arange(seq_len), dim, base).to(dtype)
+
+
+def sinusoidal_rows(
+    positions: torch.Tensor, dim: int, base: float = 10000.0, *, dtype: torch.dtype = torch.float32
+) -> torch.Tensor:
+    r"""Sinusoidal vectors of arbitrary integer positions, negative ones included.
+
+    Entry ``[..., 2l]`` is ``sin(m / base**(2l/dim))`` and ``[..., 2l+1]`` is
+    ``cos(m / base**(2l/dim))`` for each position ``m`` of ``positions``: the rows of
+    :func:`sinusoidal_encoding` for non-negative ``m``, and the same formula for negative ones
+    (Transformer-XL's :math:`r_{i-j}` at masked future keys, where :math:`i - j < 0`).
+    Angles are formed in float64, then cast to ``dtype``.
+
+    Args:
+        positions: integer tensor of any shape ``S``.
+        dim: encoding width ``D``; must be even.
+        base: frequency base ``b`` (> 0).
+        dtype: floating dtype of the result.
+
+    Returns:
+        ``(*S, D)`` tensor.
+
+    Raises:
+        TypeError: if ``positions`` is not an integer tensor.
+        ValueError: if ``dim`` is not a positive even integer or ``base <= 0``.
+    """
+    positions = check_tensor("positions", positions)
+    if positions.is_floating_point() or positions.is_complex() or positions.dtype == torch.bool:
+        raise TypeError(f"positions must be an integer tensor, got dtype {positions.dtype}")
+    return _sinusoids(positions, dim, base).to(dtype)
 
 
 def sinusoidal_offset_matrix(

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import numbers
 import os
 import platform
 import random
-from collections.abc import Mapping
+import textwrap
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import torch
@@ -14,12 +16,13 @@ from ._validation import check_int
 
 __all__ = [
     "SEED_OFFSET_VARIABLE",
+    "check_gaps",
     "describe_machine",
     "max_abs_diff",
     "report",
-    "report_gaps",
     "seed_everything",
     "seed_offset",
+    "show_error",
 ]
 
 #: Environment variable that shifts every seed the chapters set (``make seeds-test``): an asserted
@@ -98,40 +101,87 @@ def report(label: str, value: float, width: int = 44) -> None:
     print(f"{label:<{width}}{value:>10.1e}")
 
 
-def report_gaps(gaps: Mapping[str, float], below: float, width: int = 44) -> None:
-    """Print each gap with :func:`report`, then check that every one is below ``below``.
+def check_gaps(gaps: Mapping[str, float | torch.Tensor], below: float, width: int = 44) -> None:
+    """Report every gap of ``gaps`` with :func:`report`, then check that each is below ``below``.
 
-    The chapters' checker for a block of claims of the form "these computations agree":
-    ``report_gaps({"max |ours - theirs|": max_abs_diff(ours, theirs), ...}, below=1e-6)``.
+    The chapters' checks of the form "these computations agree to rounding" in one call::
+
+        check_gaps({"ours vs posenc": max_abs_diff(a, b), "ours vs PyTorch": max_abs_diff(a, c)}, 1e-5)
 
     Args:
-        gaps: one non-negative number per label, in the order to print them.
-        below: the tolerance, a positive number; every gap must be strictly smaller.
-        width: width of the label column, as for :func:`report`.
+        gaps: labels and gaps, in the order to print them; a gap is a real number or a
+            one-element tensor.
+        below: the tolerance, a finite number > 0; every gap must be strictly smaller.
+        width: width of the label column, as in :func:`report`.
 
     Raises:
-        TypeError: if ``gaps`` is not a mapping of strings to real numbers.
-        ValueError: if ``gaps`` is empty, a gap is negative or NaN, or ``below`` is not positive.
-        AssertionError: if a gap is not below ``below`` (the claim fails); the message names it.
+        TypeError: if ``gaps`` is not a mapping of strings to numbers, or ``below`` is not a number.
+        ValueError: if ``gaps`` is empty, a gap is NaN, or ``below`` is not a finite number > 0.
+        AssertionError: if a gap is not below ``below`` (the message names every such gap).
     """
     if not isinstance(gaps, Mapping):
         raise TypeError(f"gaps must be a mapping of labels to numbers, got {type(gaps).__name__}")
     if not gaps:
         raise ValueError("gaps is empty: there is nothing to check")
-    if isinstance(below, bool) or not isinstance(below, (int, float)) or not below > 0:
-        raise ValueError(f"below must be a positive number, got {below!r}")
+    if isinstance(below, bool) or not isinstance(below, numbers.Real):
+        raise TypeError(f"below must be a real number, got {type(below).__name__} {below!r}")
+    if not 0 < below < float("inf"):
+        raise ValueError(f"below must be a finite number > 0, got {below}")
+    values = {}
     for label, gap in gaps.items():
         if not isinstance(label, str):
-            raise TypeError(f"gap labels must be strings, got {type(label).__name__}")
-        if isinstance(gap, bool) or not isinstance(gap, (int, float)):
+            raise TypeError(f"every label of gaps must be a string, got {type(label).__name__} {label!r}")
+        if isinstance(gap, torch.Tensor) and gap.numel() == 1:
+            gap = gap.item()
+        if isinstance(gap, bool) or not isinstance(gap, numbers.Real):
             raise TypeError(f"the gap of {label!r} must be a real number, got {type(gap).__name__}")
-        if not gap >= 0:
-            raise ValueError(f"the gap of {label!r} must be non-negative, got {gap!r}")
-    for label, gap in gaps.items():
+        if gap != gap:
+            raise ValueError(f"the gap of {label!r} is NaN")
+        values[label] = float(gap)
+    for label, gap in values.items():
         report(label, gap, width)
-    failed = [f"{label} = {gap:.1e}" for label, gap in gaps.items() if not gap < below]
-    if failed:
-        raise AssertionError(f"not below {below:.1e}: " + "; ".join(failed))
+    too_large = [f"{label} = {gap:.1e}" for label, gap in values.items() if not gap < below]
+    if too_large:
+        raise AssertionError(f"not below {below:.1e}: " + "; ".join(too_large))
+
+
+def show_error(
+    expected: type[BaseException] | tuple[type[BaseException], ...],
+    function: Callable[..., object],
+    /,
+    *args: object,
+    **kwargs: object,
+) -> None:
+    """Call ``function(*args, **kwargs)``, check that it raises ``expected``, and print the error.
+
+    The chapters show how code refuses bad input (a position beyond a table, a shape that does not
+    fit) with one line, ``show_error(ValueError, table, too_long)``, instead of a ``try`` block.
+    The first line of the message is printed as ``TypeName: message``, wrapped to the 79
+    characters of the book's code boxes.
+
+    Args:
+        expected: the exception class (or a tuple of classes) the call must raise.
+        function: the callable to call with ``args`` and ``kwargs``.
+
+    Raises:
+        TypeError: if ``expected`` is not an exception class or a tuple of them, or ``function``
+            is not callable.
+        AssertionError: if the call returns without raising.
+        BaseException: any exception the call raises that is not ``expected`` propagates.
+    """
+    classes = expected if isinstance(expected, tuple) else (expected,)
+    if not classes or not all(isinstance(c, type) and issubclass(c, BaseException) for c in classes):
+        raise TypeError(f"expected must be an exception class or a tuple of them, got {expected!r}")
+    if not callable(function):
+        raise TypeError(f"function must be callable, got {type(function).__name__}")
+    try:
+        function(*args, **kwargs)
+    except classes as error:
+        first_line = (str(error).splitlines() or [""])[0]
+        print(textwrap.fill(f"{type(error).__name__}: {first_line}", width=79))
+        return
+    names = " or ".join(c.__name__ for c in classes)
+    raise AssertionError(f"{getattr(function, '__name__', repr(function))} raised no {names}")
 
 
 def describe_machine() -> str:
