@@ -42,3 +42,28 @@ def test_rotate_pairs_validates():
         rotate_pairs(torch.zeros(3))
     with pytest.raises(TypeError):
         rotate_pairs([1.0, 2.0])  # type: ignore[arg-type]
+
+
+def test_complex_pairs_reads_each_pair_as_one_complex_number():
+    from posenc import complex_pairs
+
+    x = torch.tensor([[1.0, 2.0, 3.0, 4.0]], dtype=torch.float64)
+    assert complex_pairs(x).tolist() == [[1 + 2j, 3 + 4j]]
+    assert complex_pairs(x.float()).dtype == torch.complex64
+    assert complex_pairs(torch.arange(12.0).view(2, 6)[:, 1:5]).tolist() == [[1 + 2j, 3 + 4j], [7 + 8j, 9 + 10j]]
+    # the complex form of the score: Re sum conj(a) c e^(i (n - m) theta) = (R_m q)^T (R_n k)
+    q, k = torch.randn(2, 16, dtype=torch.float64)
+    complex_form = (complex_pairs(q).conj() * complex_pairs(k) * torch.exp(1j * 7 * rope_angles(torch.tensor(1), 16)))
+    rotated = apply_rope(q[None], torch.tensor([3]))[0] @ apply_rope(k[None], torch.tensor([10]))[0]
+    assert complex_form.sum().real.item() == pytest.approx(rotated.item(), abs=1e-12)
+
+
+def test_complex_pairs_validates():
+    from posenc import complex_pairs
+
+    with pytest.raises(TypeError, match="float32 or float64"):
+        complex_pairs(torch.arange(4))
+    with pytest.raises(ValueError, match="even"):
+        complex_pairs(torch.zeros(3))
+    with pytest.raises(TypeError):
+        complex_pairs([1.0, 2.0])  # type: ignore[arg-type]

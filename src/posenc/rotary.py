@@ -48,6 +48,7 @@ __all__ = [
     "RotaryEmbedding",
     "apply_rope",
     "apply_rope_complex",
+    "complex_pairs",
     "half_to_interleaved",
     "interleaved_to_half",
     "rope_angles",
@@ -286,6 +287,31 @@ def apply_rope_complex(
     pairs = _complex_pairs(x.to(dtype))
     rotations = torch.polar(torch.ones_like(phase), phase).to(pairs.dtype)
     return torch.view_as_real(pairs * rotations).flatten(-2).to(x.dtype)
+
+
+
+def complex_pairs(x: torch.Tensor) -> torch.Tensor:
+    r"""The interleaved pairs of ``x`` as complex numbers, :math:`x_{2\ell} + \mathrm{i}\, x_{2\ell+1}`.
+
+    The map of the complex form of RoPE: rotating pair ``l`` by ``m * theta_l`` is multiplying
+    entry ``l`` by ``exp(i m theta_l)``, so ``(R_m q)^T (R_n k) = Re sum_l conj(a_l) c_l
+    exp(i (n - m) theta_l)`` with ``a = complex_pairs(q)`` and ``c = complex_pairs(k)``.
+
+    Args:
+        x: ``(..., d)`` float32 or float64 tensor with ``d`` even.
+
+    Returns:
+        ``(..., d/2)`` complex64 or complex128 tensor (it may share memory with ``x``).
+
+    Raises:
+        TypeError: if ``x`` is not a float32 or float64 tensor.
+        ValueError: if the last dimension is odd.
+    """
+    x = check_tensor("x", x, min_dim=1)
+    if x.dtype not in (torch.float32, torch.float64):
+        raise TypeError(f"x must be float32 or float64, got {x.dtype}")
+    check_even("the last dimension of x", x.shape[-1])
+    return _complex_pairs(x)
 
 
 def rotate_half(x: torch.Tensor) -> torch.Tensor:
