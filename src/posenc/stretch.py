@@ -2,8 +2,8 @@ r"""Stretching a trained RoPE model: new frequencies at inference, and a short f
 
 Chapter 9 applies every context-extension rule of :mod:`posenc.scaling` to the rotary layers of
 a trained :class:`~posenc.experiments.TinyCausalLM` and measures it beyond the training length,
-first zero-shot, then after the same short fine-tune at the target length for every rule (the
-recipe of Chen et al. 2023 for position interpolation). The model store
+first zero-shot, then after the same short fine-tune at the target length for every rule (as Chen
+et al. 2023 fine-tune position interpolation, with a far smaller budget). The model store
 (:mod:`posenc.store`) keeps the fine-tuned models; this module holds what both need.
 
 Shapes: ``B`` batch, ``h`` heads, ``n`` tokens, ``d`` head dimension.
