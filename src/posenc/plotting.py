@@ -885,10 +885,10 @@ class SkewStages:
     ``offset[r, c]`` its offset ``delta`` (``0`` for the pad).
 
     Attributes:
-        logits: ``(L, L)``: ``Q E^T``, offset ``delta`` in column ``delta + L - 1``.
-        padded: ``(L, L + 1)``: one zero column on the left.
-        reshaped: ``(L + 1, L)``: the same memory read with rows of length ``L``.
-        result: ``(L, L)``: what the shift returns.
+        logits: ``(n, n)``: ``Q E^T``, offset ``delta`` in column ``delta + n - 1``.
+        padded: ``(n, n + 1)``: one zero column on the left.
+        reshaped: ``(n + 1, n)``: the same memory read with rows of length ``n``.
+        result: ``(n, n)``: what the shift returns.
     """
 
     logits: tuple[np.ndarray, np.ndarray]
@@ -907,13 +907,13 @@ def _decode(codes: torch.Tensor, length: int) -> tuple[np.ndarray, np.ndarray]:
 def skew_stages(shift: Callable[[torch.Tensor], torch.Tensor], length: int) -> SkewStages:
     """Run the skew (relative shift) on labelled entries and record where each one lands.
 
-    Entry ``(i, delta + L - 1)`` of an ``(L, L)`` matrix is given a unique label; the stages
+    Entry ``(i, delta + n - 1)`` of an ``(n, n)`` matrix is given a unique label; the stages
     ``padded`` and ``reshaped`` apply the trick's pad and reshape to the labels, and ``result``
     is ``shift`` applied to them, so a wrong shift shows up as entries in the wrong cells.
 
     Args:
-        shift: the function under study, ``(L, L) -> (L, L)`` (e.g. the chapter's ``skew``).
-        length: ``L`` (>= 2).
+        shift: the function under study, ``(n, n) -> (n, n)`` (e.g. the chapter's ``skew``).
+        length: ``n`` (>= 2).
 
     Returns:
         The :class:`SkewStages`.
@@ -967,13 +967,13 @@ def skew_diagram(shift: Callable[[torch.Tensor], torch.Tensor], length: int = 5)
     """Draw the skew (relative shift) in four panels, computed by :func:`skew_stages`.
 
     Every cell is coloured by its query ``i`` (grey for the zero pad) and shows its offset
-    ``delta``. Panels: ``Q E^T``; padded; read as ``(L + 1, L)``, with the dropped first row
+    ``delta``. Panels: ``Q E^T``; padded; read as ``(n + 1, n)``, with the dropped first row
     faded; the result, with every cell that does not hold ``q_i . a_(j - i)`` faded (for a
     correct shift: the leftovers above the diagonal, which a causal mask hides).
 
     Args:
-        shift: the function under study, ``(L, L) -> (L, L)``.
-        length: ``L`` (>= 2; small values read best).
+        shift: the function under study, ``(n, n) -> (n, n)``.
+        length: ``n`` (>= 2; small values read best).
 
     Returns:
         The figure, with the four panels as ``fig.axes[:4]`` and the query legend.
@@ -995,7 +995,7 @@ def skew_diagram(shift: Callable[[torch.Tensor], torch.Tensor], length: int = 5)
         gridspec_kw={"width_ratios": [length, length + 1, length, length]},
     )
     panels = [
-        (stages.logits, np.zeros((length, length), dtype=bool), "1. $QE^T$: column $\\delta + L - 1$"),
+        (stages.logits, np.zeros((length, length), dtype=bool), "1. $QE^T$: column $\\delta + n - 1$"),
         (stages.padded, np.zeros((length, length + 1), dtype=bool), "2. pad one zero column"),
         (stages.reshaped, reshaped_faded, f"3. read as {length + 1} × {length}, drop row 0"),
         (stages.result, wrong, "4. result: $(i, j)$ holds $q_i \\cdot a_{j-i}$"),

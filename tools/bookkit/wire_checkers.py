@@ -71,7 +71,7 @@ class Starter:
 #: The exercises wired by this script (the others have hand-written starters in the chapters).
 STARTERS = (
     Starter("ex-perm-2", "check_cross_attention", "my_cross_attention(y, z, w_q, w_k, w_v)",
-            "softmax(y W_Q (z W_K)^T / sqrt(d_k)) z W_V, for y of shape (m, d) and z of shape (n, d).",
+            "softmax(y W_Q (z W_K)^T / sqrt(d_h)) z W_V, for y of shape (L_q, d) and z of shape (L_k, d).",
             "queries from y, keys and values from z"),
     Starter("ex-perm-5", "check_position_recovery", "my_recovered_positions(outputs)",
             "Positions i from outputs o_i close to 1/(i+1): the nearest integer to 1/o_i - 1, in float64.",
