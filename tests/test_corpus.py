@@ -86,7 +86,7 @@ def test_config_and_a_short_training_run_lower_the_loss():
     run = corpus.train_text(config, 0, progress=False)
     assert run.steps_run == 40 and run.stop_reason == "steps"
     assert sum(run.losses[-5:]) / 5 < run.losses[0] - 1.0  # from log(97) = 4.6 towards character statistics
-    accuracy, loss = corpus.loss_by_position(run.model, 48, num_windows=10, batch_size=4)
+    accuracy, loss = corpus.text_loss_by_position(run.model, 48, num_windows=10, batch_size=4)
     assert accuracy.shape == loss.shape == (48,)
     # Independent check at one position: the cross-entropy of the model's own logits.
     tokens, labels = corpus.text_batch("validation", 10, 48, generator=torch.Generator().manual_seed(31_415 + 48))
@@ -120,4 +120,4 @@ def test_bad_arguments():
     with pytest.raises(TypeError, match="TextConfig"):
         corpus.train_text(TrainConfig(task="lookback", position="rope"), 0)
     with pytest.raises(TypeError, match="TinyCausalLM"):
-        corpus.loss_by_position(torch.nn.Linear(2, 2), 8)  # type: ignore[arg-type]
+        corpus.text_loss_by_position(torch.nn.Linear(2, 2), 8)  # type: ignore[arg-type]

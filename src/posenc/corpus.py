@@ -14,7 +14,7 @@ the same characters (patch versions differ); :func:`corpus_files` checks them ag
   only, so validation text is never seen in training.
 - Batches (:func:`text_batch`): random windows of the split's text, ``[BOS, c_0, ..., c_{L-2}]``
   labelled with the next character at every position, ``[c_0, ..., c_{L-1}]``.
-- Training (:func:`train_text`) and loss by position (:func:`loss_by_position`) for a
+- Training (:func:`train_text`) and loss by position (:func:`text_loss_by_position`) for a
   :class:`~posenc.experiments.TinyCausalLM` of any position scheme; chapter 8's models are
   trained by ``make train`` into the model store (families ``ch8-text-<scheme>``).
 
@@ -52,11 +52,11 @@ __all__ = [
     "corpus_files",
     "decode",
     "encode",
-    "loss_by_position",
     "split_files",
     "split_tokens",
     "text_batch",
     "text_config",
+    "text_loss_by_position",
     "train_text",
 ]
 
@@ -76,7 +76,7 @@ VALIDATION_EVERY = 8
 """Files ``VALIDATION_EVERY - 1, 2 * VALIDATION_EVERY - 1, ...`` (sorted by name) are validation."""
 _ARCHIVE = Path(__file__).with_name("corpus_data") / "stdlib.json.gz"
 _INDEX = {character: index for index, character in enumerate(ALPHABET)}
-_TEXT_EVAL_SEED = 31_415  # the validation windows of loss_by_position, the same for every model
+_TEXT_EVAL_SEED = 31_415  # the validation windows of text_loss_by_position, the same for every model
 
 
 # --------------------------------------------------------------------------- the corpus
@@ -327,7 +327,7 @@ def train_text(config: TextConfig, seed: int, *, progress: bool | None = None) -
 
 
 @torch.no_grad()
-def loss_by_position(
+def text_loss_by_position(
     model: TinyCausalLM, length: int, *, num_windows: int = 256, batch_size: int = 32
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Validation accuracy and loss of a text model at each position of windows of ``length``.

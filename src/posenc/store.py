@@ -435,7 +435,7 @@ _TEXT_WINDOWS = 256  # validation windows of a text model's loss by position
 def _text_metrics(model: TinyCausalLM, model_spec: ModelSpec) -> dict[str, Any]:
     config = model_spec.config
     length = max(model_spec.eval_scales) * config.train_len
-    accuracy, loss = corpus.loss_by_position(model, length, num_windows=_TEXT_WINDOWS)
+    accuracy, loss = corpus.text_loss_by_position(model, length, num_windows=_TEXT_WINDOWS)
     by_scale = {
         str(scale): {  # the first s L positions of the windows: windows of length s L (causal)
             "accuracy": round(float(accuracy[: scale * config.train_len].mean()), 6),
