@@ -160,7 +160,16 @@ def test_text_fingerprints_cover_the_corpus_and_its_code_but_other_families_do_n
         store.ModelSpec("x", text.config, stop=StopRule())
 
 
-def test_a_stored_text_model_reproduces_its_first_steps_and_its_metrics():
+@pytest.fixture
+def one_thread():
+    """One thread, as make train runs (and faster on a shared machine)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_a_stored_text_model_reproduces_its_first_steps_and_its_metrics(one_thread):
     """The stored text model's metrics are those of its stored weights, and its first 100 steps
     (the warm-up, the same whatever the budget) retrained here follow its stored loss curve."""
     family = store.spec("ch8-text-rope")
