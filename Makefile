@@ -27,11 +27,10 @@ BUILD_FLAGS := -W -n --keep-going
 TEST_OUTPUT := _build/test
 STUDENT_OUTPUT := _build/student
 NOTEBOOK_BUDGET_SECONDS := 60
-# Chapter 8 still trains its small language models in the build and has its own budget.
-TRAINING_BUDGET := --notebook-budget 08_trained_extrapolation.ipynb=240
-# Weights trained in the build (posenc.train_or_load: chapter 8's language models; every other
-# model comes from the model store, see `make train`). Each build keeps them inside its output, so
-# a clean build starts without any and `make clean` removes them.
+# No chapter trains in the build: every trained model comes from the model store (`make train`).
+# MODEL_CACHE is where posenc.train_or_load (library API, not used by the chapters) would cache
+# weights trained during a build; each build keeps it inside its output, so a clean build starts
+# without any and `make clean` removes them.
 MODEL_CACHE ?= _build/posenc-cache
 # A progress bar writes to stderr, and any stderr output fails a build.
 # POSENC_BOOK_BUILD: interactive figures are glued for their captions (posenc.interactive.glue_figure).
@@ -69,7 +68,7 @@ book: $(INSTALLED)
 	@start=$$(date +%s); \
 	$(BUILD_ENV) $(BIN)/jupyter-book build . $(BUILD_FLAGS); \
 	echo "book built in $$(( $$(date +%s) - start )) s"
-	$(BIN)/python scripts/execution_report.py _build --budget $(NOTEBOOK_BUDGET_SECONDS) $(TRAINING_BUDGET)
+	$(BIN)/python scripts/execution_report.py _build --budget $(NOTEBOOK_BUDGET_SECONDS)
 
 # The student edition: solutions removed from the sources, then built like the book. The build
 # executes every student notebook top to bottom and fails if one raises.
@@ -79,7 +78,7 @@ student: $(INSTALLED)
 	$(BUILD_ENV) $(BIN)/jupyter-book build $(STUDENT_OUTPUT)/source --path-output $(STUDENT_OUTPUT) $(BUILD_FLAGS); \
 	echo "student edition built in $$(( $$(date +%s) - start )) s: site in $(STUDENT_OUTPUT)/_build/html, notebooks in $(STUDENT_OUTPUT)/notebooks"
 	$(BIN)/python scripts/execution_report.py $(STUDENT_OUTPUT)/_build --budget $(NOTEBOOK_BUDGET_SECONDS) \
-		$(TRAINING_BUDGET) --notebooks $(STUDENT_OUTPUT)/source/notebooks
+		--notebooks $(STUDENT_OUTPUT)/source/notebooks
 
 # The PDF editions, printed by Chromium from the built sites (bookkit/pdf.py), then checked
 # (tests/test_pdf.py). A site that does not exist yet is built first (make book, make student).
@@ -158,7 +157,7 @@ build-test: $(INSTALLED)
 	@start=$$(date +%s); \
 	$(BUILD_ENV) $(BIN)/jupyter-book build . --path-output $(TEST_OUTPUT) $(BUILD_FLAGS); \
 	echo "clean build took $$(( $$(date +%s) - start )) s"
-	$(BIN)/python scripts/execution_report.py $(TEST_OUTPUT)/_build --budget $(NOTEBOOK_BUDGET_SECONDS) $(TRAINING_BUDGET)
+	$(BIN)/python scripts/execution_report.py $(TEST_OUTPUT)/_build --budget $(NOTEBOOK_BUDGET_SECONDS)
 	SITE_DIR=$(TEST_OUTPUT)/_build/html $(BIN)/python -m pytest tests/test_reference_pages.py
 
 # Every chapter again with every seed shifted (posenc.seed_everything adds POSENC_SEED_OFFSET):

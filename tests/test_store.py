@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 import torch
 
-from posenc import store
+from posenc import corpus, store
 from posenc.experiments import StopRule, TrainConfig, evaluate
 
 #: A family small enough to train in a second or two.
@@ -145,3 +145,44 @@ def test_a_model_retrained_from_scratch_falls_within_the_stored_seeds(task):
     check("held-out accuracy", info["metrics"]["heldout_accuracy"], [m["heldout_accuracy"] for m in stored])
     for scale, result in info["metrics"]["by_scale"].items():
         check(f"accuracy at {scale}L", result["accuracy"], [m["by_scale"][scale]["accuracy"] for m in stored])
+
+
+# --------------------------------------------------------------------------- the text models
+
+
+def test_text_fingerprints_cover_the_corpus_and_its_code_but_other_families_do_not(monkeypatch):
+    text, lookback = store.spec("ch8-text-rope"), store.spec("ch8-lookback-rope")
+    before = store.fingerprint(text, 0), store.fingerprint(lookback, 0)
+    monkeypatch.setattr(corpus, "CORPUS_SHA256", "0" * 64)
+    assert store.fingerprint(text, 0) != before[0]
+    assert store.fingerprint(lookback, 0) == before[1]
+    with pytest.raises(ValueError, match="fixed number of steps"):
+        store.ModelSpec("x", text.config, stop=StopRule())
+
+
+@pytest.fixture
+def one_thread():
+    """One thread, as make train runs (and faster on a shared machine)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_a_stored_text_model_reproduces_its_first_steps_and_its_metrics(one_thread):
+    """The stored text model's metrics are those of its stored weights, and its first 100 steps
+    (the warm-up, the same whatever the budget) retrained here follow its stored loss curve."""
+    family = store.spec("ch8-text-rope")
+    if not store._paths(family.name, 0)[1].is_file():
+        pytest.skip("ch8-text-rope is not in the store yet (make train ONLY='ch8-text-*')")
+    info = store.manifest(family.name, 0)
+    assert info["corpus_sha256"] == corpus.CORPUS_SHA256
+    again = store._text_metrics(store.load(family.name, 0), family)
+    for scale, result in info["metrics"]["by_scale"].items():
+        assert again["by_scale"][scale]["loss"] == pytest.approx(result["loss"], abs=1e-3), scale
+    warmup = family.config.warmup
+    run = corpus.train_text(replace(family.config, steps=warmup), 0, progress=False)
+    points = warmup // store.LOSS_EVERY
+    retrained = torch.tensor(run.losses).reshape(points, -1).mean(-1)
+    stored = torch.tensor(info["loss_curve"]["mean_loss"][:points])
+    assert (retrained - stored).abs().max() < 0.02

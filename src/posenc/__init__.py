@@ -18,6 +18,8 @@ Modules, one per family of position methods:
 - :mod:`posenc.experiments`: tasks, a tiny causal transformer, training and evaluation (Part V)
 - :mod:`posenc.store`: the book's trained models, trained once by ``make train``, shipped as
   package data and loaded in seconds (``from posenc import store; store.load(name, seed)``)
+- :mod:`posenc.corpus`: a fixed corpus of real text (CPython standard-library source, shipped
+  with its hash and license) for character-level language models
 - :mod:`posenc.exercises`: auto-checkers for the coding exercises, with diagnostic feedback
   (a subpackage: shared machinery in :mod:`posenc.exercises.checking`, one module per family)
 

@@ -2345,7 +2345,7 @@ def loss_curves(
 def loss_by_position(
     curves: dict[str, tuple[Sequence[float], Sequence[float], Sequence[float], Sequence[float]]],
     *,
-    floor: float,
+    floor: float | None = None,
     train_len: int,
     ylabel: str = "loss at position t (nats)",
 ) -> tuple[Figure, Axes]:
@@ -2353,7 +2353,8 @@ def loss_by_position(
 
     Args:
         curves: ``{name: (positions, mean, low, high)}``, equal lengths within each entry.
-        floor: the best achievable value, drawn dashed (e.g. the entropy of a language).
+        floor: the best achievable value, drawn dashed (e.g. the entropy of a language); none
+            is drawn if ``None`` (real text has no known floor).
         train_len: the training length, drawn as a dotted vertical line.
         ylabel: label of the y axis.
 
@@ -2372,7 +2373,8 @@ def loss_by_position(
             raise ValueError(f"the sequences of {name!r} must have equal lengths")
         (line,) = ax.plot(positions, mean, label=name)
         ax.fill_between(positions, low, high, color=line.get_color(), alpha=0.15, linewidth=0)
-    ax.axhline(floor, color="black", linestyle="--", linewidth=1, label="best possible")
+    if floor is not None:
+        ax.axhline(floor, color="black", linestyle="--", linewidth=1, label="best possible")
     ax.axvline(train_len, color="gray", linestyle=":", linewidth=1)
     ax.set_xscale("log", base=2)
     ax.set(xlabel=f"position t (dotted: training length L = {train_len})", ylabel=ylabel)
@@ -2380,4 +2382,40 @@ def loss_by_position(
     return fig, ax
 
 
-__all__ += ["accuracy_by_length", "loss_by_position", "loss_curves"]
+def loss_by_position_over_seeds(
+    losses: Mapping[str, Matrix], *, train_len: int, width: int = 8, ylabel: str = "loss at position t (nats)"
+) -> tuple[Figure, Axes]:
+    """Loss by position of several seeds per family: the mean over seeds and the band from the
+    lowest to the highest seed, each averaged over consecutive bins of ``width`` positions.
+
+    Args:
+        losses: ``{name: (seeds, T) loss at positions 0 .. T - 1}``; ``T`` must be a multiple
+            of ``width``. Bin ``b`` covers positions ``b * width .. (b + 1) * width - 1`` and is
+            drawn at its centre.
+        train_len: the training length, drawn as a dotted vertical line.
+        width: positions per bin (>= 1).
+        ylabel: label of the y axis.
+
+    Returns:
+        ``(fig, ax)`` as :func:`loss_by_position` (log2 position axis, no floor).
+
+    Raises:
+        TypeError: if a table is not a tensor or array.
+        ValueError: if ``losses`` is empty, a table is not 2-D or its length is not a multiple
+            of ``width``.
+    """
+    if not losses:
+        raise ValueError("losses must not be empty")
+    width = check_int("width", width, minimum=1)
+    curves: dict[str, tuple[Sequence[float], Sequence[float], Sequence[float], Sequence[float]]] = {}
+    for name, table in losses.items():
+        values = _as_matrix(f"losses[{name!r}]", table).astype(float)
+        if values.shape[1] % width:
+            raise ValueError(f"losses[{name!r}] has {values.shape[1]} positions, not a multiple of width={width}")
+        binned = values.reshape(values.shape[0], -1, width).mean(-1)  # (seeds, bins)
+        centres = width * np.arange(binned.shape[1]) + (width - 1) / 2
+        curves[name] = (list(centres), list(binned.mean(0)), list(binned.min(0)), list(binned.max(0)))
+    return loss_by_position(curves, train_len=train_len, ylabel=ylabel)
+
+
+__all__ += ["accuracy_by_length", "loss_by_position", "loss_by_position_over_seeds", "loss_curves"]

@@ -51,7 +51,7 @@ from typing import Any
 
 import torch
 
-from . import _angles, absolute, attention, experiments, multihead, relative, rotary, stretch
+from . import _angles, absolute, attention, corpus, experiments, multihead, relative, rotary, stretch
 from ._validation import check_int
 from .experiments import StopRule, TinyCausalLM, TrainConfig, build_model, evaluate, heldout_batch
 
@@ -61,8 +61,10 @@ __all__ = [
     "CH4_LOOKBACK",
     "CH4_SHAW_CLIPS",
     "CH8_RANDOMIZED",
+    "CH8_OFFSETS",
     "CH8_SEEDS",
     "CH8_TASKS",
+    "CH8_TEXT_SEEDS",
     "CH9_FACTOR",
     "CH9_FINETUNE_RULES",
     "CH9_FINETUNE_TASK",
@@ -109,6 +111,10 @@ class ModelSpec:
         finetune: if given, the family is a short fine-tune of the stored family
             ``finetune.base`` (same seed) under a stretch rule (:class:`posenc.stretch.FineTune`;
             chapter 9); ``config`` must then be the base family's config and ``stop`` ``None``.
+
+    A :class:`posenc.corpus.TextConfig` as ``config`` makes a character-level language model of
+    the corpus (:func:`posenc.corpus.train_text`, a fixed number of steps: ``stop`` must be
+    ``None``); its manifest adds the validation loss at every position up to the largest scale.
     """
 
     name: str
@@ -136,6 +142,8 @@ class ModelSpec:
                 raise TypeError(f"finetune must be a posenc.stretch.FineTune, got {type(self.finetune).__name__}")
             if self.stop is not None:
                 raise ValueError("a fine-tune runs a fixed number of steps: give stop=None")
+        if isinstance(self.config, corpus.TextConfig) and (self.stop is not None or self.finetune is not None):
+            raise ValueError("a text model runs a fixed number of steps: give stop=None and no finetune")
 
 
 _REGISTRY: dict[str, ModelSpec] = {}
@@ -251,6 +259,11 @@ def fingerprint(model_spec: ModelSpec, seed: int, *, code: str | None = None) ->
         key["base"] = fingerprint(spec(model_spec.finetune.base), seed, code=code)
         key["finetune_code"] = hashlib.sha256(_without_docstrings(inspect.getsource(stretch)).encode()).hexdigest()
         key["finetune_fit"] = hashlib.sha256(_without_docstrings(inspect.getsource(_fit_finetune)).encode()).hexdigest()
+    if isinstance(model_spec.config, corpus.TextConfig):
+        # the corpus itself, and the code that samples it, trains and scores the text models
+        key["corpus"] = corpus.CORPUS_SHA256
+        text_code = "".join(_without_docstrings(inspect.getsource(obj)) for obj in (corpus, _fit_text, _text_metrics))
+        key["text_code"] = hashlib.sha256(text_code.encode()).hexdigest()
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
 
 
@@ -416,6 +429,59 @@ def _fit_finetune(
     return model, info, half
 
 
+_TEXT_WINDOWS = 256  # validation windows of a text model's loss by position
+
+
+def _text_metrics(model: TinyCausalLM, model_spec: ModelSpec) -> dict[str, Any]:
+    config = model_spec.config
+    length = max(model_spec.eval_scales) * config.train_len
+    accuracy, loss = corpus.text_loss_by_position(model, length, num_windows=_TEXT_WINDOWS)
+    by_scale = {
+        str(scale): {  # the first s L positions of the windows: windows of length s L (causal)
+            "accuracy": round(float(accuracy[: scale * config.train_len].mean()), 6),
+            "loss": round(float(loss[: scale * config.train_len].mean()), 6),
+        }
+        for scale in model_spec.eval_scales
+    }
+    return {
+        "heldout_accuracy": by_scale["1"]["accuracy"] if "1" in by_scale else round(float(accuracy.mean()), 6),
+        "heldout_ceiling": 1.0,
+        "by_scale": by_scale,
+        "validation_windows": _TEXT_WINDOWS,
+        "loss_by_position": [round(float(value), 5) for value in loss],
+    }
+
+
+def _fit_text(model_spec: ModelSpec, seed: int, progress: bool | None) -> tuple[TinyCausalLM, dict[str, Any], dict]:
+    torch.set_num_threads(1)
+    config = model_spec.config
+    if not isinstance(config, corpus.TextConfig):
+        raise ValueError(f"{model_spec.name} is not a text model")
+    run = corpus.train_text(config, seed, progress=progress)
+    half = _half_round_trip(run.model)
+    chunks = torch.tensor(run.losses).split(LOSS_EVERY)
+    info = {
+        "name": model_spec.name,
+        "seed": seed,
+        "description": model_spec.description,
+        "config": asdict(config),
+        "stop": None,
+        "corpus_sha256": corpus.CORPUS_SHA256,
+        "steps_run": run.steps_run,
+        "stop_reason": run.stop_reason,
+        "converged": False,  # a fixed budget: no convergence criterion
+        "loss_curve": {"every": LOSS_EVERY, "mean_loss": [round(float(c.mean()), 5) for c in chunks]},
+        "checks": [],
+        "metrics": _text_metrics(run.model, model_spec),
+        "train_seconds": round(run.seconds, 2),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "cpu": _cpu(),
+        "threads": torch.get_num_threads(),
+    }
+    return run.model, info, half
+
+
 def retrain(
     name: str, seed: int, *, directory: str | Path | None = None, progress: bool | None = None
 ) -> tuple[TinyCausalLM, dict[str, Any]]:
@@ -434,7 +500,9 @@ def retrain(
     """
     model_spec = spec(name)
     seed = _check_seed(model_spec, seed)
-    if model_spec.finetune is None:
+    if isinstance(model_spec.config, corpus.TextConfig):
+        model, info, half = _fit_text(model_spec, seed, progress)
+    elif model_spec.finetune is None:
         model, info, half = _fit(model_spec, seed, progress)
     else:
         model, info, half = _fit_finetune(model_spec, seed, None if directory is None else Path(directory))
@@ -643,10 +711,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 # One section per chapter; each adds its families with register(ModelSpec(...)).
 
 # --------------------------------------------------------------------------- chapter 8
-# The matrix: 3 tasks x 7 schemes x 5 seeds, d_model 64, 4 heads of dimension 16, 2 layers,
+# The matrix: 2 tasks x 7 schemes x 5 seeds, d_model 64, 4 heads of dimension 16, 2 layers,
 # batch 32, L = 32, AdamW 3e-3, 100 warm-up steps then a constant rate, stopped once the
 # held-out accuracy at L reaches 0.99 of its ceiling (checked every 50 steps, cap 2000).
-CH8_TASKS = ("lookback", "recall", "markov")
+CH8_TASKS = ("lookback", "recall")
 """The tasks of chapter 8's matrix (:func:`posenc.experiments.make_batch`)."""
 CH8_SHAW_CLIP = 16  # half the training length: Shaw's far vector is trained
 
@@ -663,9 +731,9 @@ def ch8_config(task: str, position: str, **changes: Any) -> TrainConfig:
     return TrainConfig(**options)
 
 
-# The Markov language has three seeds for now (make train adds seeds 3 and 4 when they are
-# listed here: a family's fingerprint does not depend on its list of seeds).
-CH8_SEEDS = {"lookback": (0, 1, 2, 3, 4), "recall": (0, 1, 2, 3, 4), "markov": (0, 1, 2)}
+# (The synthetic Markov language of the second edition gave way to real text, ch8-text-*; a
+# family's fingerprint does not depend on its list of seeds, so seeds can be added here.)
+CH8_SEEDS = {"lookback": (0, 1, 2, 3, 4), "recall": (0, 1, 2, 3, 4)}
 """The training seeds of chapter 8's families, by task."""
 for _task in CH8_TASKS:
     for _position in multihead.POSITION_SCHEMES:
@@ -681,6 +749,25 @@ for _position in CH8_RANDOMIZED:
     register(ModelSpec(f"ch8-lookback-{_position}-randpos",
                        ch8_config("lookback", _position, randomized_positions=8 * 32), seeds=(0, 1, 2),
                        description=f"chapter 8 anchor (Ruoss et al. 2023): randomized positions, {_position}"))
+
+
+# Random offsets (the second edition's exercise 4): every training batch placed at positions
+# o, o + 1, ... with o drawn from 0..7L, so that the absolute schemes meet every position up to 8L.
+CH8_OFFSETS = ("sinusoidal", "learned")
+"""The schemes trained on look-back at random offsets (``random_offsets = 7 L``)."""
+for _position in CH8_OFFSETS:
+    register(ModelSpec(f"ch8-lookback-{_position}-offsets",
+                       ch8_config("lookback", _position, random_offsets=7 * 32), seeds=(0, 1, 2),
+                       description=f"chapter 8: look-back at random offsets 0..7L, {_position}"))
+
+# Real text: a character-level language model of every scheme on the corpus of posenc.corpus
+# (d_model 64, 4 heads, 2 layers, L = 64, 1500 steps with warm-up and cosine decay), scored by
+# validation loss at every position up to 8L.
+CH8_TEXT_SEEDS = (0, 1, 2, 3, 4)
+"""The training seeds of chapter 8's text models (families ``ch8-text-<scheme>``)."""
+for _position in multihead.POSITION_SCHEMES:
+    register(ModelSpec(f"ch8-text-{_position}", corpus.text_config(_position), seeds=CH8_TEXT_SEEDS, stop=None,
+                       eval_scales=(1, 2, 4, 8), description=f"chapter 8 real text: {_position}"))
 
 
 # --------------------------------------------------------------------------- chapter 4
