@@ -121,10 +121,11 @@ assignments: $(INSTALLED) $(NBGRADER_INSTALLED)
 # ---- tests -------------------------------------------------------------------------------------
 
 # Two lanes at once, one per core: most of the work is one kernel running small-tensor Python, so
-# this about halves the wall time. The shifted-seed runs go one at a time here, so that no more than
-# two notebooks run at once and the build's per-notebook times stay comparable with their budget. The site lane builds, checks and prints the sites (the student
-# edition reuses the clean build's weights); the run lane needs nothing from it. Each lane stops at
-# its first failure, and make test fails if either does. Each step prints its wall time.
+# this about halves the wall time. The site lane builds, checks and prints the sites; the run lane
+# needs nothing from it. The shifted-seed runs go one at a time here, so that no more than two
+# notebooks run at once and the build's per-notebook times stay comparable with their budget.
+# Each lane stops at its first failure, and make test fails if either does; each step prints its
+# wall time.
 test: $(INSTALLED) $(BROWSER)
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory -j2 --output-sync=recurse test-sites test-runs; \
@@ -149,8 +150,7 @@ unit: $(INSTALLED)
 	$(BIN)/mypy
 	$(BIN)/python -m pytest tests -m "not browser"
 
-# A clean build: an empty execution cache and no trained weights, so every notebook runs top to
-# bottom in a fresh kernel and chapter 8 trains its language models.
+# A clean build: an empty execution cache, so every notebook runs top to bottom in a fresh kernel.
 build-test: MODEL_CACHE = $(TEST_OUTPUT)/posenc-cache
 build-test: $(INSTALLED)
 	rm -rf $(TEST_OUTPUT)
@@ -183,11 +183,10 @@ browser: $(INSTALLED) $(BROWSER)
 	SITE_DIR=$(TEST_OUTPUT)/_build/html SCREENSHOT_DIR=$(TEST_OUTPUT)/screenshots \
 		$(BIN)/python -m pytest tests/browser -m browser
 
-# The student edition from scratch (reusing the weights trained by build-test), then the check
-# that its pages hold no solution text.
+# The student edition from scratch, then the check that its pages hold no solution text.
 student-test: $(INSTALLED)
 	rm -rf $(STUDENT_OUTPUT)
-	$(MAKE) --no-print-directory student MODEL_CACHE=$(TEST_OUTPUT)/posenc-cache
+	$(MAKE) --no-print-directory student
 	STUDENT_DIR=$(STUDENT_OUTPUT) $(BIN)/python -m pytest tests/test_exercise_catalog.py
 
 # The PDF editions printed from the two sites make test built and checked, then checked themselves.
