@@ -36,8 +36,9 @@ def score_terms(x: torch.Tensor, p: torch.Tensor, w: torch.Tensor) -> dict[str, 
         w: ``(d, d)`` score matrix, e.g. ``W_Q W_K^T`` (divided by ``sqrt(d_h)`` if wanted).
 
     Returns:
-        The terms by name, in this order: ``"content-content"``, ``"content-position"``,
-        ``"position-content"``, ``"position-position"``. They add up to ``(x + p) W (x + p)^T``.
+        A dict of the four terms, keyed ``"content-content"``, ``"content-position"``,
+        ``"position-content"`` and ``"position-position"`` in this order; they add up to
+        ``(x + p) W (x + p)^T``.
 
     Raises:
         TypeError: if an argument is not a tensor.
