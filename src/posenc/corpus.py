@@ -63,7 +63,7 @@ __all__ = [
 CORPUS_SHA256 = "4109de31fbc349afe01fae61808ed28defa98950b734709f863d066e5e160a22"
 """sha256 of the corpus archive's uncompressed content (recorded in every text model's manifest)."""
 ALPHABET = "".join(chr(code) for code in range(32, 127)) + "\n"
-"""The characters with a token of their own: printable ASCII (space to ``~``) and the newline."""
+"""The characters with a token of their own, printable ASCII (space to ``~``) and the newline."""
 UNKNOWN = len(ALPHABET)
 """The token of every character outside :data:`ALPHABET` (96)."""
 VOCAB_SIZE = UNKNOWN + 1
