@@ -21,7 +21,7 @@ import time
 
 import torch
 
-from posenc import describe_machine, store
+from posenc import corpus, describe_machine, store
 from posenc.experiments import train
 from posenc.stretch import fine_tune
 
@@ -30,6 +30,8 @@ def step_seconds(model_spec: store.ModelSpec, steps: int) -> float:
     """Seconds per optimiser step of ``model_spec``'s training (or fine-tune), on one thread."""
     torch.set_num_threads(1)
     config = dataclasses.replace(model_spec.config, steps=steps, warmup_steps=1)
+    if isinstance(config, corpus.TextConfig):
+        return corpus.train_text(config, 0, progress=False).seconds / steps
     if model_spec.finetune is None:
         return train(config, 0, device="cpu", progress=False).seconds / steps
     plan = dataclasses.replace(model_spec.finetune, steps=steps)
@@ -41,7 +43,8 @@ def metrics_seconds(model_spec: store.ModelSpec) -> float:
     """Seconds to evaluate the metrics of one stored model of the family (as a manifest records)."""
     model = store.load(model_spec.name, model_spec.seeds[0])
     start = time.perf_counter()
-    store._metrics(model, model_spec)
+    score = store._text_metrics if isinstance(model_spec.config, corpus.TextConfig) else store._metrics
+    score(model, model_spec)
     return time.perf_counter() - start
 
 
