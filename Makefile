@@ -28,13 +28,9 @@ TEST_OUTPUT := _build/test
 STUDENT_OUTPUT := _build/student
 NOTEBOOK_BUDGET_SECONDS := 60
 # No chapter trains in the build: every trained model comes from the model store (`make train`).
-# MODEL_CACHE is where posenc.train_or_load (library API, not used by the chapters) would cache
-# weights trained during a build; each build keeps it inside its output, so a clean build starts
-# without any and `make clean` removes them.
-MODEL_CACHE ?= _build/posenc-cache
 # A progress bar writes to stderr, and any stderr output fails a build.
 # POSENC_BOOK_BUILD: interactive figures are glued for their captions (posenc.interactive.glue_figure).
-BUILD_ENV = POSENC_PROGRESS=0 POSENC_CACHE_DIR=$(abspath $(MODEL_CACHE)) POSENC_BOOK_BUILD=1
+BUILD_ENV = POSENC_PROGRESS=0 POSENC_BOOK_BUILD=1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: help env book student test test-sites test-runs unit build-test seeds-test outside-test student-test browser pdf-test lab bench train fix-notebooks clean pdf assignments
@@ -154,7 +150,6 @@ unit: $(INSTALLED)
 	$(BIN)/python -m pytest tests -m "not browser"
 
 # A clean build: an empty execution cache, so every notebook runs top to bottom in a fresh kernel.
-build-test: MODEL_CACHE = $(TEST_OUTPUT)/posenc-cache
 build-test: $(INSTALLED)
 	rm -rf $(TEST_OUTPUT)
 	@start=$$(date +%s); \

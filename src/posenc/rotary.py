@@ -81,7 +81,6 @@ def rope_frequencies(dim: int, base: float = DEFAULT_BASE) -> torch.Tensor:
     return _angles.frequencies(dim, base)
 
 
-
 def rope_angles(positions: torch.Tensor, dim: int, base: float = DEFAULT_BASE) -> torch.Tensor:
     r"""The angle table :math:`m\,\theta_\ell` of every position ``m``, formed in float64.
 
@@ -289,7 +288,6 @@ def apply_rope_complex(
     return torch.view_as_real(pairs * rotations).flatten(-2).to(x.dtype)
 
 
-
 def complex_pairs(x: torch.Tensor) -> torch.Tensor:
     r"""The interleaved pairs of ``x`` as complex numbers, :math:`x_{2\ell} + \mathrm{i}\, x_{2\ell+1}`.
 
@@ -333,7 +331,6 @@ def rotate_half(x: torch.Tensor) -> torch.Tensor:
     check_even("the last dimension of x", x.shape[-1])
     first, second = x.chunk(2, dim=-1)
     return torch.cat((-second, first), dim=-1)
-
 
 
 def rotate_pairs(x: torch.Tensor) -> torch.Tensor:
