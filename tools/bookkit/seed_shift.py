@@ -3,10 +3,16 @@
 Each chapter seeds through :func:`posenc.seed_everything`, which adds ``POSENC_SEED_OFFSET`` to
 the seed it is given. This runs every notebook top to bottom in a fresh kernel once per offset,
 with the book build's environment, and fails if any cell raises: a claim a chapter asserts must
-hold for other seeds, not only for the seed the text was written with. Runs with an odd offset
-also use a single thread (``OMP_NUM_THREADS=1``): another order of summation in PyTorch's kernels,
-so other rounding, the nearest thing to another CPU that one machine offers. It reports the
-failing cell's error (usually the assertion that a shifted seed broke) and the time of every run.
+hold for other seeds, not only for the seed the text was written with.
+
+Every run also stands in for another CPU (:data:`EMULATED_CPUS`): PyTorch's vectorised kernels
+are pinned to a narrower instruction set than this machine's (``ATEN_CPU_CAPABILITY``), so
+reductions such as softmax and sums round differently, as they do on a machine without AVX-512;
+odd offsets also run on one thread (another order of summation) with MKL's reproducible
+"compatible" code path (``MKL_CBWR``), which changes the rounding of matrix products as well.
+``tests/test_seed_shift.py`` checks that each stand-in really changes PyTorch's results here. It
+reports the failing cell's error (usually the assertion that a shifted seed broke) and the time
+of every run.
 """
 
 from __future__ import annotations
@@ -26,17 +32,34 @@ from nbclient.exceptions import CellExecutionError
 ROOT = Path(__file__).resolve().parents[2]
 
 
+EMULATED_CPUS: dict[str, dict[str, str | None]] = {
+    "AVX2 kernels, MKL compatible path, 1 thread": {
+        "ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"
+    },
+    "scalar kernels, default threads": {
+        "ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": None, "OMP_NUM_THREADS": None, "MKL_NUM_THREADS": None
+    },
+}
+"""Environment settings that stand in for another CPU (None removes the variable): odd seed
+offsets use the first, even offsets the second."""
+
+
+def emulated_cpu(offset: int) -> str:
+    """The name of the :data:`EMULATED_CPUS` entry that seed offset ``offset`` runs with."""
+    return list(EMULATED_CPUS)[(offset + 1) % 2]
+
+
 def run_notebook(path: Path, offset: int, cache_dir: Path, timeout: int) -> str | None:
-    """Execute ``path`` with ``POSENC_SEED_OFFSET=offset``; return the error text, or None if it ran."""
+    """Execute ``path`` with ``POSENC_SEED_OFFSET=offset`` on its emulated CPU; return the error text, or None."""
     notebook = nbformat.read(path, as_version=4)
     os.environ.update(
         {"POSENC_SEED_OFFSET": str(offset), "POSENC_PROGRESS": "0", "POSENC_CACHE_DIR": str(cache_dir)}
     )
-    if offset % 2:
-        os.environ.update({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
-    else:
-        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    for name, value in EMULATED_CPUS[emulated_cpu(offset)].items():
+        if value is None:
             os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
     client = NotebookClient(
         notebook, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
     )
@@ -76,8 +99,8 @@ def main(argv: list[str] | None = None) -> int:
             offset, path = runs[future]
             error, seconds = future.result()
             status = "ok" if error is None else "FAILED"
-            threads = "1 thread" if offset % 2 else "default threads"
-            print(f"seed offset {offset} ({threads})  {path.name:<46} {seconds:6.1f} s  {status}", flush=True)
+            print(f"seed offset {offset} ({emulated_cpu(offset)})  {path.name:<40} {seconds:6.1f} s  {status}",
+                  flush=True)
             if error is not None:
                 failures.append((offset, path.name, error))
     for offset, name, error in failures:
