@@ -8,7 +8,6 @@ import sys
 
 import pytest
 import torch
-
 from bookkit.seed_shift import EMULATED_CPUS, emulated_cpu
 
 # Products and softmaxes shaped like the chapters' attention, printed bit for bit.
