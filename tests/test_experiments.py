@@ -22,6 +22,7 @@ from posenc.experiments import (
     evaluate_by_position,
     make_batch,
     markov_transitions,
+    sample_positions,
     train,
     train_or_load,
 )
@@ -214,6 +215,39 @@ def test_random_offsets_grow_the_learned_table_and_train():
     assert config.table_len == SMALL["train_len"] + 5
     run = train(config, 0, progress=False)
     assert run.model.input_encoding.max_len == config.table_len
+
+
+def test_sample_positions_are_distinct_sorted_and_inside_the_range():
+    config = TrainConfig(task="lookback", position="rope", randomized_positions=64, **SMALL)
+    g = generator()
+    for length in (1, 20, 64):
+        positions = sample_positions(config, length, g)
+        assert positions.shape == (length,) and positions.dtype == torch.int64
+        assert (positions[1:] > positions[:-1]).all()
+        assert 0 <= int(positions.min()) and int(positions.max()) < 64
+    # every position of the range turns up, not only the first train_len
+    seen = torch.cat([sample_positions(config, 20, g) for _ in range(50)]).unique()
+    assert len(seen) == 64
+    assert sample_positions(replace(config, randomized_positions=0), 20, g) is None
+    with pytest.raises(ValueError, match="exceeds the randomized position range 64"):
+        sample_positions(config, 65, g)
+    with pytest.raises(ValueError, match="length"):
+        sample_positions(config, 0, g)
+
+
+def test_randomized_position_models_are_evaluated_at_randomized_positions():
+    consecutive = TrainConfig(task="lookback", position="rope", **SMALL)
+    randomized = replace(consecutive, randomized_positions=256)
+    model = TinyCausalLM(16, position="rope", dim=SMALL["dim"], max_len=256)
+    # RoPE reads the positions: the two evaluations differ ...
+    assert evaluate(model, randomized, 40, num_sequences=8) != evaluate(model, consecutive, 40, num_sequences=8)
+    # ... while a model that ignores positions scores the same tokens identically either way.
+    nope = TinyCausalLM(16, position="none", dim=SMALL["dim"], max_len=256)
+    a = evaluate(nope, replace(consecutive, position="none"), 40, num_sequences=8)
+    b = evaluate(nope, replace(randomized, position="none"), 40, num_sequences=8)
+    assert a == b
+    with pytest.raises(ValueError, match="exceeds the randomized position range"):
+        evaluate(model, randomized, 300, num_sequences=8)
 
 
 def test_train_or_load_caches_by_config_and_seed(tmp_path, monkeypatch):

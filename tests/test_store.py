@@ -68,6 +68,10 @@ def test_code_hash_ignores_docstrings_but_not_code():
         "def f(x):\n    return -x\n"
     )
     assert len(store.code_hash()) == 64
+    # attribute docstrings (a string after an assignment) are documentation too
+    assert store._without_docstrings('X = 1\n"""What X is."""\nclass C:\n    y = 2\n    """What y is."""\n') == (
+        store._without_docstrings("X = 1\nclass C:\n    y = 2\n")
+    )
 
 
 def test_load_refuses_tampered_weights(tmp_path, tiny):

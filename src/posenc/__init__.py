@@ -57,6 +57,7 @@ from .experiments import (
     heldout_batch,
     make_batch,
     markov_transitions,
+    sample_positions,
     train,
     train_or_load,
 )
@@ -153,6 +154,7 @@ __all__ = [
     "grid_slider_figure",
     "half_to_interleaved",
     "heldout_batch",
+    "sample_positions",
     "interactive_figure",
     "interleaved_to_half",
     "llama3_frequencies",

@@ -27,17 +27,14 @@ import functools
 import gzip
 import hashlib
 import json
-import math
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 
 from ._validation import check_choice, check_int, check_positive_float
-from .experiments import SCHEDULES, TinyCausalLM, TrainConfig, TrainingRun, _show_progress, build_model
+from .experiments import SCHEDULES, TinyCausalLM, TrainConfig, TrainingRun, _optimise, build_model
 from .multihead import POSITION_SCHEMES
 
 __all__ = [
@@ -292,38 +289,14 @@ def train_text(config: TextConfig, seed: int, *, progress: bool | None = None) -
     torch.manual_seed(seed)
     model = build_model(config)
     data = torch.Generator().manual_seed(seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=0.01)
-    warmup = config.warmup
 
-    def schedule(step: int) -> float:
-        if step < warmup:
-            return (step + 1) / warmup
-        if config.schedule == "constant":
-            return 1.0
-        return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, config.steps - warmup)))
-
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
-    steps = range(config.steps)
-    bar = None
-    if _show_progress(progress):
-        from tqdm.auto import tqdm  # type: ignore[import-untyped]
-
-        bar = tqdm(steps, desc=f"text/{config.position}/seed {seed}", leave=False)
-    losses: list[float] = []
-    start = time.perf_counter()
-    model.train()
-    for _ in bar if bar is not None else steps:
+    def next_batch() -> tuple[torch.Tensor, torch.Tensor, None]:
         tokens, labels = text_batch("train", config.batch_size, config.train_len, generator=data)
-        loss = F.cross_entropy(model(tokens).flatten(0, 1), labels.flatten())
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        scheduler.step()
-        losses.append(loss.item())
-    if bar is not None:
-        bar.close()
-    return TrainingRun(config, seed, model.eval(), losses, time.perf_counter() - start)
+        return tokens, labels, None
+
+    losses, _, seconds = _optimise(model, config, next_batch, desc=f"text/{config.position}/seed {seed}",
+                                  progress=progress)
+    return TrainingRun(config, seed, model.eval(), losses, seconds)
 
 
 @torch.no_grad()

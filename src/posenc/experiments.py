@@ -30,6 +30,7 @@ import math
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -102,9 +103,10 @@ class TrainConfig:
         max_len: rows of the ``learned`` table (default ``train_len``).
         random_offsets: if > 0, every training batch is placed at positions
             ``o, o + 1, ...`` with ``o`` drawn uniformly from ``0..random_offsets``.
-        randomized_positions: if > 0, every training batch is placed at ``train_len`` distinct
-            positions drawn from ``0..randomized_positions - 1`` and sorted (the randomized
-            positional encodings of Ruoss et al. 2023); evaluation uses ``0, 1, 2, ...``.
+        randomized_positions: if > 0, every batch is placed at distinct positions drawn from
+            ``0..randomized_positions - 1`` and sorted (the randomized positional encodings of
+            Ruoss et al. 2023), in training and, as in the paper, in the stopping rule's check and
+            in evaluation too (:func:`sample_positions`).
         shaw_clip: Shaw's clipping distance (default: the table length).
     """
 
@@ -494,14 +496,58 @@ def heldout_batch(config: TrainConfig, num_sequences: int) -> tuple[torch.Tensor
     return tokens, labels, float((oracle == scored).double().mean())
 
 
+def sample_positions(config: TrainConfig, length: int, generator: torch.Generator) -> torch.Tensor | None:
+    """The positions of one batch of ``length`` tokens under ``config``.
+
+    ``None`` (the model's default ``0, 1, ..., length - 1``) unless ``config`` trains at
+    randomized positions; then ``length`` distinct positions drawn uniformly from
+    ``0..config.randomized_positions - 1`` and sorted, as Ruoss et al. (2023) draw them in
+    training and at test time alike.
+
+    Args:
+        config: the configuration.
+        length: tokens per sequence.
+        generator: the random generator to draw from.
+
+    Returns:
+        ``None``, or a ``(length,)`` int64 tensor of increasing positions.
+
+    Raises:
+        ValueError: if ``length`` is < 1 or exceeds ``config.randomized_positions``.
+    """
+    length = check_int("length", length, minimum=1)
+    if not config.randomized_positions:
+        return None
+    if length > config.randomized_positions:
+        raise ValueError(
+            f"length={length} exceeds the randomized position range {config.randomized_positions}: "
+            "a sequence needs distinct positions"
+        )
+    return torch.randperm(config.randomized_positions, generator=generator)[:length].sort().values
+
+
 @torch.no_grad()
-def _accuracy_on(model: nn.Module, tokens: torch.Tensor, labels: torch.Tensor) -> float:
+def _accuracy_on(model: nn.Module, tokens: torch.Tensor, labels: torch.Tensor, config: TrainConfig) -> float:
+    """Accuracy on the stopping rule's held-out batch; at randomized positions, read in chunks of
+    ``config.batch_size`` sequences, each at positions of its own (the same at every check)."""
+    was_training = model.training
     model.eval()
     device = next(model.parameters()).device
-    predictions = model(tokens.to(device)).argmax(-1).cpu()
+    if config.randomized_positions:
+        generator = torch.Generator().manual_seed(_HELDOUT_SEED)
+        predictions = torch.cat([
+            model(chunk.to(device), _on(sample_positions(config, chunk.shape[1], generator), device)).argmax(-1).cpu()
+            for chunk in tokens.split(config.batch_size)
+        ])
+    else:
+        predictions = model(tokens.to(device)).argmax(-1).cpu()
+    model.train(was_training)
     mask = labels != IGNORE
-    model.train()
     return float((predictions == labels)[mask].double().mean())
+
+
+def _on(positions: torch.Tensor | None, device: torch.device) -> torch.Tensor | None:
+    return None if positions is None else positions.to(device)
 
 
 def train(
@@ -541,6 +587,63 @@ def train(
     torch.manual_seed(seed)
     model = build_model(config).to(device)
     data = torch.Generator().manual_seed(seed)
+    heldout = None if stop is None else heldout_batch(config, stop.num_sequences)
+    checks: list[tuple[int, float]] = []
+
+    def next_batch() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        tokens, labels = make_batch(config, config.batch_size, config.train_len, generator=data)
+        positions = None
+        if config.random_offsets:
+            offset = int(torch.randint(config.random_offsets + 1, (1,), generator=data))
+            positions = torch.arange(offset, offset + config.train_len, device=device)
+        elif config.randomized_positions:
+            positions = _on(sample_positions(config, config.train_len, data), device)
+        return tokens.to(device), labels.to(device), positions
+
+    def met_stop_rule(step: int) -> str | None:
+        if heldout is None or stop is None or (step + 1) % stop.check_every:
+            return None
+        accuracy = _accuracy_on(model, heldout[0], heldout[1], config)
+        checks.append((step + 1, accuracy))
+        return f"{accuracy:.3f}" if accuracy < stop.threshold * heldout[2] else ""
+
+    losses, stopped, seconds = _optimise(
+        model, config, next_batch, desc=f"{config.task}/{config.position}/seed {seed}", progress=progress,
+        check=met_stop_rule,
+    )
+    stop_reason = "threshold" if stopped else "steps" if stop is None else "cap"
+    return TrainingRun(config, seed, model.cpu().eval(), losses, seconds, stop_reason=stop_reason, checks=checks)
+
+
+def _optimise(
+    model: nn.Module,
+    config: TrainConfig,
+    next_batch: Callable[[], tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]],
+    *,
+    desc: str,
+    progress: bool | None = None,
+    check: Callable[[int], str | None] | None = None,
+) -> tuple[list[float], bool, float]:
+    """The training loop of every model in the book, synthetic tasks and real text alike.
+
+    AdamW (weight decay 0.01), gradient norm clipped at 1, linear warm-up over
+    ``config.warmup`` steps, then ``config.schedule``; at most ``config.steps`` steps of
+    cross-entropy on the labelled positions.
+
+    Args:
+        model: the model to train, in place.
+        config: its configuration (learning rate, schedule, steps).
+        next_batch: returns ``(tokens, labels, positions)`` for the next step; ``positions`` is
+            ``None`` for ``0, 1, ...``.
+        desc: the progress bar's label.
+        progress: as in :func:`train`.
+        check: optional, called after every step with its index: ``None`` (nothing to report),
+            a status for the progress bar (go on), or ``""`` (stop now).
+
+    Returns:
+        ``(losses, stopped, seconds)``: the loss of every step taken, whether ``check`` stopped
+        the loop, and the wall time of the loop.
+    """
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=0.01)
     warmup = config.warmup
 
@@ -552,47 +655,35 @@ def train(
         return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, config.steps - warmup)))
 
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
-    heldout = None if stop is None else heldout_batch(config, stop.num_sequences)
     steps = range(config.steps)
     bar = None
     if _show_progress(progress):
         from tqdm.auto import tqdm  # type: ignore[import-untyped]
 
-        bar = tqdm(steps, desc=f"{config.task}/{config.position}/seed {seed}", leave=False)
+        bar = tqdm(steps, desc=desc, leave=False)
     losses: list[float] = []
-    checks: list[tuple[int, float]] = []
-    stop_reason = "steps" if stop is None else "cap"
+    stopped = False
     start = time.perf_counter()
     model.train()
     for step in bar if bar is not None else steps:
-        tokens, labels = make_batch(config, config.batch_size, config.train_len, generator=data)
-        positions = None
-        if config.random_offsets:
-            offset = int(torch.randint(config.random_offsets + 1, (1,), generator=data))
-            positions = torch.arange(offset, offset + config.train_len, device=device)
-        elif config.randomized_positions:
-            chosen = torch.randperm(config.randomized_positions, generator=data)[: config.train_len]
-            positions = chosen.sort().values.to(device)
-        logits = model(tokens.to(device), positions)
-        loss = F.cross_entropy(logits.flatten(0, 1), labels.to(device).flatten(), ignore_index=IGNORE)
+        tokens, labels, positions = next_batch()
+        logits = model(tokens, positions)
+        loss = F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=IGNORE)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         scheduler.step()
         losses.append(loss.item())
-        if heldout is not None and stop is not None and (step + 1) % stop.check_every == 0:
-            accuracy = _accuracy_on(model, heldout[0], heldout[1])
-            checks.append((step + 1, accuracy))
-            if bar is not None:
-                bar.set_postfix(heldout=f"{accuracy:.3f}")
-            if accuracy >= stop.threshold * heldout[2]:
-                stop_reason = "threshold"
-                break
+        status = None if check is None else check(step)
+        if status == "":
+            stopped = True
+            break
+        if status is not None and bar is not None:
+            bar.set_postfix(heldout=status)
     if bar is not None:
         bar.close()
-    seconds = time.perf_counter() - start
-    return TrainingRun(config, seed, model.cpu().eval(), losses, seconds, stop_reason=stop_reason, checks=checks)
+    return losses, stopped, time.perf_counter() - start
 
 
 def cache_path(config: TrainConfig, seed: int, cache_dir: str | None = None) -> str:
@@ -689,12 +780,15 @@ def _per_token(
     num_sequences = check_int("num_sequences", num_sequences, minimum=1)
     batch_size = check_int("batch_size", batch_size, minimum=1)
     generator = torch.Generator().manual_seed(_EVALUATION_SEED + length)
+    # a generator of its own, so that every model is scored on the same tokens
+    position_generator = torch.Generator().manual_seed(_EVALUATION_SEED + length + 1)
     device = next(model.parameters()).device
     model.eval()
     correct, losses, scored = [], [], []
     for start in range(0, num_sequences, batch_size):
         tokens, labels = make_batch(config, min(batch_size, num_sequences - start), length, generator=generator)
-        logits = model(tokens.to(device), beyond_table=beyond_table).float().cpu()
+        positions = _on(sample_positions(config, length, position_generator), device)
+        logits = model(tokens.to(device), positions, beyond_table=beyond_table).float().cpu()
         mask = labels != IGNORE
         safe = labels.clamp(min=0)
         losses.append(F.cross_entropy(logits.transpose(1, 2), safe, reduction="none") * mask)
@@ -729,7 +823,8 @@ def evaluate(
         An :class:`Evaluation`.
 
     Raises:
-        ValueError: if a count is < 1 or ``length`` is too short for the task.
+        ValueError: if a count is < 1, ``length`` is too short for the task, or it exceeds the
+            range of a model trained at randomized positions.
     """
     correct, losses, scored = _per_token(model, config, length, num_sequences, batch_size, beyond_table)
     count = scored.sum()
