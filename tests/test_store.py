@@ -74,6 +74,14 @@ def test_code_hash_ignores_docstrings_but_not_code():
     )
 
 
+def test_retrain_refuses_to_store_a_model_whose_code_changed_while_it_trained(tmp_path, tiny, monkeypatch):
+    hashes = iter(["code before", "code after"])
+    monkeypatch.setattr(store, "code_hash", lambda: next(hashes))
+    with pytest.raises(RuntimeError, match="changed on disk while .* trained"):
+        store.retrain(tiny.name, 0, directory=tmp_path, progress=False)
+    assert not list(tmp_path.iterdir())
+
+
 def test_load_refuses_tampered_weights(tmp_path, tiny):
     store.retrain(tiny.name, 0, directory=tmp_path, progress=False)
     path = tmp_path / f"{tiny.name}-seed0.safetensors"

@@ -60,6 +60,7 @@ __all__ = [
     "heldout_batch",
     "make_batch",
     "markov_transitions",
+    "sample_positions",
     "train",
     "train_or_load",
 ]

@@ -487,16 +487,28 @@ def retrain(
     Returns:
         ``(model, manifest)``: the model with the half-precision weights that would be stored
         (float32, evaluation mode) and its manifest.
+
+    Raises:
+        RuntimeError: if posenc's training code changed on disk while the model trained (its
+            fingerprint would not describe the code that trained it).
     """
     model_spec = spec(name)
     seed = _check_seed(model_spec, seed)
+    # The fingerprint of the code that trains, taken before training: the hash reads the source
+    # files, and an edit made meanwhile would otherwise be recorded as the model's provenance.
+    before = fingerprint(model_spec, seed)
     if isinstance(model_spec.config, corpus.TextConfig):
         model, info, half = _fit_text(model_spec, seed, progress)
     elif model_spec.finetune is None:
         model, info, half = _fit(model_spec, seed, progress)
     else:
         model, info, half = _fit_finetune(model_spec, seed, None if directory is None else Path(directory))
-    info["fingerprint"] = fingerprint(model_spec, seed)
+    if fingerprint(model_spec, seed) != before:
+        raise RuntimeError(
+            f"posenc's training code changed on disk while {name} seed {seed} trained; "
+            "nothing was stored: run make train again"
+        )
+    info["fingerprint"] = before
     if directory is not None:
         from safetensors.torch import save
 
