@@ -8,7 +8,7 @@ import sys
 
 import pytest
 import torch
-from bookkit.seed_shift import EMULATED_CPUS, emulated_cpu
+from bookkit.seed_shift import EMULATED_CPUS, apply_settings, emulated_cpu
 
 # Products and softmaxes shaped like the chapters' attention, printed bit for bit.
 PROBE = """
@@ -22,8 +22,8 @@ print(torch.backends.cpu.get_cpu_capability(), scores.numpy().tobytes().hex(),
 
 
 def _probe(settings: dict[str, str | None]) -> tuple[str, str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in settings}
-    env.update({k: v for k, v in settings.items() if v is not None})
+    env = dict(os.environ)
+    apply_settings(settings, env)
     out = subprocess.run([sys.executable, "-c", PROBE], env=env, check=True, capture_output=True, text=True)
     capability, products, softmax = out.stdout.split()
     return capability, products, softmax

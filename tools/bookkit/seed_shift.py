@@ -22,6 +22,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Mapping, MutableMapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
@@ -49,17 +50,22 @@ def emulated_cpu(offset: int) -> str:
     return list(EMULATED_CPUS)[(offset + 1) % 2]
 
 
+def apply_settings(settings: Mapping[str, str | None], environ: MutableMapping[str, str]) -> None:
+    """Set the variables of ``settings`` in ``environ``, removing those whose value is None."""
+    for name, value in settings.items():
+        if value is None:
+            environ.pop(name, None)
+        else:
+            environ[name] = value
+
+
 def run_notebook(path: Path, offset: int, cache_dir: Path, timeout: int) -> str | None:
     """Execute ``path`` with ``POSENC_SEED_OFFSET=offset`` on its emulated CPU; return the error text, or None."""
     notebook = nbformat.read(path, as_version=4)
     os.environ.update(
         {"POSENC_SEED_OFFSET": str(offset), "POSENC_PROGRESS": "0", "POSENC_CACHE_DIR": str(cache_dir)}
     )
-    for name, value in EMULATED_CPUS[emulated_cpu(offset)].items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
+    apply_settings(EMULATED_CPUS[emulated_cpu(offset)], os.environ)
     client = NotebookClient(
         notebook, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
     )
