@@ -5,33 +5,56 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from posenc import accuracy_by_length, loss_by_position, loss_curves
+from posenc import accuracy_panels, loss_by_position, loss_curves
+
+LENGTHS = (32, 64, 128, 256)
 
 
-def test_accuracy_by_length_draws_each_series_its_band_and_chance():
-    panels = {
-        "lookback": {
-            "RoPE": ([0.9, 0.5, 0.2], [0.8, 0.4, 0.1], [1.0, 0.6, 0.3]),
-            "ALiBi": ([1, 1, 1], [1, 1, 1], [1, 1, 1]),
-        },
-        "recall": {"RoPE": ([0.7, 0.3, 0.1], [0.6, 0.2, 0.05], [0.8, 0.4, 0.2])},
-    }
-    fig, axes = accuracy_by_length(panels, [2, 4, 8], chance=1 / 16)
+def test_accuracy_panels_draw_the_mean_over_seeds_in_a_band_from_worst_to_best():
+    rope = np.array([[1.0, 0.9, 0.5, 0.1], [0.8, 0.7, 0.3, 0.1]])
+    panels = {"lookback": {"RoPE": rope, "ALiBi": np.ones((2, 4))}, "recall": {"RoPE": rope}}
+    fig, axes = accuracy_panels(LENGTHS, panels, chance=1 / 16, marks={"L": 32, "L'": 128},
+                                tick_labels=["L", "2L", "4L", "8L"], ylabel="accuracy beyond L")
     assert [ax.get_title() for ax in axes] == ["lookback", "recall"]
     first = axes[0]
-    np.testing.assert_allclose(first.lines[0].get_xydata(), [[2, 0.9], [4, 0.5], [8, 0.2]])
-    assert first.lines[-1].get_ydata()[0] == pytest.approx(1 / 16)  # the chance line
+    lines = {line.get_label(): line for line in first.get_lines()}
+    np.testing.assert_allclose(lines["RoPE"].get_xydata(), np.column_stack([LENGTHS, [0.9, 0.8, 0.4, 0.1]]))
+    np.testing.assert_allclose(lines["chance"].get_ydata(), [1 / 16, 1 / 16])
+    band = first.collections[0].get_paths()[0].vertices
+    assert band[:, 1].min() == pytest.approx(0.1) and band[:, 1].max() == pytest.approx(1.0)
     assert len(first.collections) == 2  # one band per series
-    assert [t.get_text() for t in first.get_xticklabels()] == ["2L", "4L", "8L"]
-    assert first.get_ylabel() == "accuracy beyond L"
+    verticals = [line.get_xdata()[0] for line in first.get_lines() if line.get_linestyle() == "--"]
+    assert verticals == [32, 128]
+    assert [t.get_text() for t in first.get_xticklabels()] == ["L", "2L", "4L", "8L"]
+    assert first.get_xscale() == "log" and first.get_ylabel() == "accuracy beyond L"
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["RoPE", "ALiBi", "chance"]
 
 
-def test_accuracy_by_length_rejects_bad_input():
-    with pytest.raises(ValueError, match="empty"):
-        accuracy_by_length({}, [2], chance=0.1)
-    with pytest.raises(ValueError, match="values per statistic"):
-        accuracy_by_length({"a": {"b": ([1], [1], [1])}}, [2, 4], chance=0.1)
+def test_a_series_keeps_its_colour_in_every_panel_and_its_legend_entry():
+    # the second panel lacks a series of the first and adds one of its own
+    panels = {"lookback": {"NoPE": np.ones((1, 4)), "Shaw": np.ones((1, 4))},
+              "recall": {"NoPE": np.ones((1, 4)), "ALiBi": np.ones((1, 4)), "Shaw": np.ones((1, 4))}}
+    fig, axes = accuracy_panels(LENGTHS, panels, chance=0.1)
+    colour = [{line.get_label(): line.get_color() for line in ax.get_lines()} for ax in axes]
+    assert colour[0]["NoPE"] == colour[1]["NoPE"] and colour[0]["Shaw"] == colour[1]["Shaw"]
+    assert len({colour[1]["NoPE"], colour[1]["ALiBi"], colour[1]["Shaw"]}) == 3
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["NoPE", "Shaw", "ALiBi", "chance"]
+
+
+def test_accuracy_panels_hide_unused_panels_and_label_ticks_by_length():
+    fig, axes = accuracy_panels(LENGTHS, {f"p{i}": {"rope": np.ones((1, 4))} for i in range(3)},
+                                chance=0.1, columns=2)
+    assert len(axes) == 3 and sum(ax.get_visible() for ax in fig.axes) == 3
+    assert [t.get_text() for t in axes[0].get_xticklabels()] == ["32", "64", "128", "256"]
+
+
+def test_accuracy_panels_reject_bad_input():
+    with pytest.raises(ValueError, match="at least one panel"):
+        accuracy_panels(LENGTHS, {}, chance=0.1)
+    with pytest.raises(ValueError, match=r"\(seeds, 4\)"):
+        accuracy_panels(LENGTHS, {"p": {"rope": np.ones((2, 3))}}, chance=0.1)
+    with pytest.raises(ValueError, match="one label per length"):
+        accuracy_panels(LENGTHS, {"p": {"rope": np.ones((2, 4))}}, chance=0.1, tick_labels=["L"])
 
 
 def test_loss_curves_draw_one_line_per_seed_and_mark_non_converged():

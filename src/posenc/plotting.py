@@ -2182,110 +2182,78 @@ __all__ += ["bound_panels", "decay_slider", "precision_panels", "score_panels", 
 # regime, one curve per rule with its spread over seeds.
 
 
-def stretch_accuracy_panels(
-    lengths: Sequence[int],
+def accuracy_panels(
+    lengths: Sequence[float],
     panels: Mapping[str, Mapping[str, Matrix]],
     *,
     chance: float,
-    train_len: int,
-    target_len: int,
-    columns: int = 2,
-) -> Figure:
-    """Accuracy against the evaluated length: a panel per entry of ``panels``, a curve per rule.
+    tick_labels: Sequence[str] | None = None,
+    marks: Mapping[str, float] | None = None,
+    columns: int | None = None,
+    ylabel: str = "accuracy",
+    xlabel: str = "evaluated length",
+) -> tuple[Figure, np.ndarray]:
+    """Accuracy against the evaluated length: a panel per entry of ``panels``, a curve per series.
+
+    Each curve is the mean over seeds, in a band from the worst seed to the best.
 
     Args:
         lengths: the ``N`` evaluated lengths (drawn on a log2 axis).
-        panels: panel title -> rule -> ``(seeds, N)`` accuracies; each curve is the mean over
-            seeds, with a band from the worst to the best seed.
-        chance: the chance level, drawn as a dotted line.
-        train_len, target_len: ``L`` and ``L' = sL``, drawn as vertical lines.
-        columns: panels per row.
+        panels: panel title -> series name -> ``(seeds, N)`` accuracies.
+        chance: the chance level, drawn as a dotted line in every panel.
+        tick_labels: ``N`` labels of the length ticks (default: the lengths).
+        marks: label -> length, each drawn as a dashed vertical line (e.g. ``{"L": 32}``).
+        columns: panels per row (default: all in one row).
+        ylabel, xlabel: the axis labels.
 
     Returns:
-        The figure; panel ``i`` is ``fig.axes[i]``, its curves labelled by rule.
+        ``(fig, axes)`` with ``axes`` a 1-D array of the panels, in the order of ``panels``. A
+        series keeps its colour in every panel, and the figure has one legend below the panels,
+        with every series of any panel.
 
     Raises:
-        ValueError: if ``panels`` is empty or an accuracy table is not ``(seeds, N)``.
+        ValueError: if ``panels`` is empty, an accuracy table is not ``(seeds, N)`` or the tick
+            labels are not ``N``.
     """
     if not panels:
         raise ValueError("panels must name at least one panel")
-    x = np.asarray(list(lengths), dtype=float)
-    rows = -(-len(panels) // check_int("columns", columns, minimum=1))
-    fig, axes = plt.subplots(rows, columns, figsize=(5.2 * columns, 3.3 * rows), sharey=True,
+    x = _as_vector("lengths", lengths)
+    if tick_labels is not None and len(tick_labels) != x.size:
+        raise ValueError(f"tick_labels must have one label per length ({x.size}), got {len(tick_labels)}")
+    columns = check_int("columns", columns if columns is not None else len(panels), minimum=1)
+    rows = -(-len(panels) // columns)
+    fig, grid = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.4 * rows), sharey=True,
                              layout="constrained", squeeze=False)
-    for ax, (title, curves) in zip(axes.flat, panels.items(), strict=False):
-        for rule, table in curves.items():
-            values = _as_matrix(f"accuracy of {rule!r}", table)
+    axes = grid.ravel()
+    # one colour per series name in every panel, and one legend entry for it
+    names = list(dict.fromkeys(name for curves in panels.values() for name in curves))
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colors = {name: cycle[index % len(cycle)] for index, name in enumerate(names)}
+    handles: dict[str, Any] = {}
+    for ax, (title, curves) in zip(axes, panels.items(), strict=False):
+        for name, table in curves.items():
+            values = _as_matrix(f"accuracy of {name!r}", table)
             if values.shape[1] != x.size:
-                raise ValueError(f"accuracy of {rule!r} must be (seeds, {x.size}), got {values.shape}")
-            (line,) = ax.plot(x, values.mean(0), marker="o", label=rule)
-            ax.fill_between(x, values.min(0), values.max(0), color=line.get_color(), alpha=0.15)
-        ax.axhline(chance, color="gray", linestyle=":", label="chance")
-        for length, text in ((train_len, "L"), (target_len, "L'")):
+                raise ValueError(f"accuracy of {name!r} must be (seeds, {x.size}), got {values.shape}")
+            (handles[name],) = ax.plot(x, values.mean(0), marker="o", markersize=3, color=colors[name],
+                                       label=name)
+            ax.fill_between(x, values.min(0), values.max(0), color=colors[name], alpha=0.2, linewidth=0)
+        chance_line = ax.axhline(chance, color="gray", linestyle=":", linewidth=1, label="chance")
+        for text, length in (marks or {}).items():
             ax.axvline(length, color="black", linewidth=0.8, linestyle="--")
             ax.annotate(text, (length, 1.02), ha="center", fontsize=8, annotation_clip=False)
         ax.set_xscale("log", base=2)
-        ax.set_xticks(x, [str(int(n)) for n in x])
+        ax.set_xticks(x, list(tick_labels) if tick_labels is not None else [f"{n:g}" for n in x])
         ax.set_ylim(0, 1.05)
-        ax.set_title(title)
-        ax.set_xlabel("evaluated length")
-    for ax in axes.flat[len(panels):]:
-        ax.remove()
-    axes.flat[0].set_ylabel("accuracy")
-    axes.flat[0].legend(fontsize=8, loc="lower left")
-    return fig
-
-
-__all__ += ["stretch_accuracy_panels"]
-
-def accuracy_by_length(
-    panels: dict[str, dict[str, tuple[Sequence[float], Sequence[float], Sequence[float]]]],
-    scales: Sequence[int],
-    *,
-    chance: float,
-    ylabel: str = "accuracy beyond L",
-    ncols: int | None = None,
-) -> tuple[Figure, np.ndarray]:
-    """Small multiples of a metric against the evaluation length, one panel per task.
-
-    Args:
-        panels: ``{title: {series: (mean, low, high)}}``, each sequence with one value per scale;
-            the band between ``low`` and ``high`` is drawn around the mean.
-        scales: the evaluation lengths as multiples ``s`` of the training length (x axis, log 2).
-        chance: the chance level, drawn as a dotted line in every panel.
-        ylabel: label of the y axis.
-        ncols: panels per row (default: all in one row).
-
-    Returns:
-        ``(fig, axes)`` with ``axes`` a 1-D array of the panels.
-
-    Raises:
-        ValueError: if there is no panel, or a series does not have one value per scale.
-    """
-    if not panels:
-        raise ValueError("panels must not be empty")
-    ncols = check_int("ncols", ncols if ncols is not None else len(panels), minimum=1)
-    nrows = -(-len(panels) // ncols)
-    fig, grid = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.4 * nrows), sharey=True,
-                             squeeze=False, layout="constrained")
-    axes = grid.ravel()
-    for ax, (title, series) in zip(axes, panels.items(), strict=False):
-        for name, (mean, low, high) in series.items():
-            if not len(mean) == len(low) == len(high) == len(scales):
-                raise ValueError(f"series {name!r} of {title!r} needs {len(scales)} values per statistic")
-            (line,) = ax.plot(scales, mean, marker="o", markersize=3, label=name)
-            ax.fill_between(scales, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
-        ax.axhline(chance, color="gray", linestyle=":", linewidth=1, label="chance")
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(list(scales), [f"{s}L" if s > 1 else "L" for s in scales])
-        ax.set(title=title, xlabel="evaluation length")
+        ax.set(title=title, xlabel=xlabel)
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     for ax in grid[:, 0]:
         ax.set_ylabel(ylabel)
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 8), fontsize=8)
-    return fig, axes
+    handles["chance"] = chance_line
+    fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=min(len(handles), 8),
+               fontsize=8)
+    return fig, axes[: len(panels)]
 
 
 def loss_curves(
@@ -2418,4 +2386,4 @@ def loss_by_position_over_seeds(
     return loss_by_position(curves, train_len=train_len, ylabel=ylabel)
 
 
-__all__ += ["accuracy_by_length", "loss_by_position", "loss_by_position_over_seeds", "loss_curves"]
+__all__ += ["accuracy_panels", "loss_by_position", "loss_by_position_over_seeds", "loss_curves"]
