@@ -56,8 +56,9 @@ class MultiHeadSelfAttention(nn.Module):
         num_heads: number of heads ``h`` (>= 1).
         position: one of :data:`POSITION_SCHEMES`.
         max_len: number of positions of the ``learned`` table.
-        max_distance: for ``shaw``, the clipping distance (default 16); for ``t5``, the
-            distance from which all keys share the last bucket (default 128, as in T5).
+        max_distance: for ``shaw``, the clipping distance (default 16); for ``t5``, the scale of
+            the logarithmic buckets (default 128, as in T5): the last bucket starts earlier (see
+            :func:`~posenc.relative.t5_relative_position_bucket`).
         num_buckets: number of ``t5`` buckets.
         bidirectional: whether ``t5`` buckets distinguish keys before and after the query.
         base: base of the ``sinusoidal`` and ``rope`` frequencies.
