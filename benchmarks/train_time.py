@@ -7,7 +7,7 @@ then multiplies by the steps that every stored model of the family ran. It print
 per family, the total on one core and spread over ``make train``'s jobs, the load average while
 it ran (other work on the machine inflates every time), and, for comparison, the sum of the
 ``train_seconds`` the manifests recorded when each model was trained, under whatever load the
-machine had then.
+machine had then, and last the store's size on disk.
 
 Usage: python benchmarks/train_time.py [--steps 30] [--jobs 2] [--only 'ch8-*']
 """
@@ -69,6 +69,7 @@ def main() -> None:
     print(f"\nmake train from scratch, estimated: {estimate / 60:.1f} min on one core, "
           f"{estimate / 60 / args.jobs:.1f} min with {args.jobs} jobs (if the cores are otherwise idle)")
     print(f"recorded train_seconds, summed: {recorded / 60:.1f} min; load average after: {os.getloadavg()[0]:.2f}")
+    print(f"{store._describe_size()}; budget 40 MB")
 
 
 if __name__ == "__main__":

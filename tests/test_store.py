@@ -3,6 +3,8 @@ and named with the command that refreshes them, and a retrained sample reproduce
 
 from __future__ import annotations
 
+import hashlib
+import lzma
 from dataclasses import replace
 
 import pytest
@@ -84,11 +86,22 @@ def test_retrain_refuses_to_store_a_model_whose_code_changed_while_it_trained(tm
 
 def test_load_refuses_tampered_weights(tmp_path, tiny):
     store.retrain(tiny.name, 0, directory=tmp_path, progress=False)
-    path = tmp_path / f"{tiny.name}-seed0.safetensors"
-    payload = bytearray(path.read_bytes())
+    path = tmp_path / f"{tiny.name}-seed0.safetensors.xz"
+    original = path.read_bytes()
+    # a damaged file: xz's own check (CRC64) catches it
+    damaged = bytearray(original)
+    damaged[len(damaged) // 2] ^= 1
+    path.write_bytes(bytes(damaged))
+    with pytest.raises(RuntimeError, match="not a valid xz file"):
+        store.load(tiny.name, 0, directory=tmp_path)
+    # a well-formed file with other weights: the manifest's sha256 catches it
+    payload = bytearray(lzma.decompress(original))
     payload[-1] ^= 1
-    path.write_bytes(bytes(payload))
+    path.write_bytes(lzma.compress(bytes(payload)))
     with pytest.raises(RuntimeError, match="sha256"):
+        store.load(tiny.name, 0, directory=tmp_path)
+    path.unlink()
+    with pytest.raises(FileNotFoundError, match=f"make train ONLY={tiny.name}"):
         store.load(tiny.name, 0, directory=tmp_path)
 
 
@@ -126,6 +139,23 @@ def test_every_stored_model_matches_the_code_and_config_that_trained_it():
     )
     commands = "\n".join(f"    make train ONLY={name}" for name in stale)
     assert not stale, f"the training code or config changed since these models were trained; run\n{commands}"
+
+
+def test_every_stored_weight_file_is_plain_xz_holding_the_manifests_safetensors():
+    from safetensors.torch import load as load_bytes
+
+    for model_spec, seed in _stored():
+        weights, _ = store._paths(model_spec.name, seed)
+        payload = lzma.decompress(weights.read_bytes(), format=lzma.FORMAT_XZ)
+        assert hashlib.sha256(payload).hexdigest() == store.manifest(model_spec.name, seed)["weights_sha256"]
+        tensors = load_bytes(payload)
+        assert {tensor.dtype for tensor in tensors.values()} == {torch.float16}, weights.name
+
+
+def test_the_store_stays_within_its_budget():
+    size = store.store_size()
+    assert size["total"] == sum(path.stat().st_size for path in store.store_dir().iterdir()), "stray files"
+    assert size["total"] <= 40e6, f"the store holds {size['total'] / 1e6:.1f} MB; its budget is 40 MB"
 
 
 def _fastest_stored_family(task: str) -> store.ModelSpec | None:
