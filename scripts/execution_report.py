@@ -9,8 +9,8 @@ Usage:
         [--notebook-budget NAME=SECONDS ...]
 
 ``BUILD_DIR`` is the ``_build`` folder of a build (it holds ``.jupyter_cache``). Every notebook
-gets ``--budget`` seconds, except those named (by file name) in a ``--notebook-budget``: the
-Makefile gives the training chapter its own, larger budget that way. Exits 1 if a notebook has
+gets ``--budget`` seconds, except those named (by file name) in a ``--notebook-budget`` (the
+Makefile names none: every chapter has the same 60 s). Exits 1 if a notebook has
 no cached execution of its current version, or took longer than its budget.
 """
 

@@ -18,13 +18,16 @@ Modules, one per family of position methods:
 - :mod:`posenc.experiments`: tasks, a tiny causal transformer, training and evaluation (Part V)
 - :mod:`posenc.store`: the book's trained models, trained once by ``make train``, shipped as
   package data and loaded in seconds (``from posenc import store; store.load(name, seed)``)
+- :mod:`posenc.stretch`: trained RoPE models given a context-extension rule, and their short
+  fine-tunes (chapter 9)
 - :mod:`posenc.corpus`: a fixed corpus of real text (CPython standard-library source, shipped
   with its hash and license) for character-level language models
 - :mod:`posenc.exercises`: auto-checkers for the coding exercises, with diagnostic feedback
   (a subpackage: shared machinery in :mod:`posenc.exercises.checking`, one module per family)
 
-Every public name is importable from ``posenc`` directly, except the checkers of
-:mod:`posenc.exercises`, which are imported from that module.
+Most public names are importable from ``posenc`` directly. The model store, the text corpus
+and the stretch rules are used as modules (``from posenc import store``), and the checkers of
+:mod:`posenc.exercises` are imported from that module.
 """
 
 from . import exercises, plotting
