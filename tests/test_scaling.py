@@ -1,7 +1,8 @@
 """RoPE scaling rules, checked against the code real models load and against their defining properties.
 
 The oracle is ``transformers.modeling_rope_utils.ROPE_INIT_FUNCTIONS`` (the pinned version of the
-environment), called on tiny ``LlamaConfig`` objects built in memory: no weights are downloaded.
+environment), called through :func:`posenc.transformers_rope` on tiny ``LlamaConfig`` objects built
+in memory: no weights are downloaded.
 ``transformers`` computes in float32 and ``posenc`` in float64, hence the relative tolerance.
 """
 
@@ -12,16 +13,17 @@ import math
 
 import pytest
 import torch
-import transformers
-from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+from transformers.models.llama import modeling_llama
 
 from posenc import (
     apply_rope,
     dynamic_ntk_frequencies,
+    full_turns,
     llama3_frequencies,
     ntk_frequencies,
     pi_frequencies,
     rope_frequencies,
+    transformers_rope,
     yarn_frequencies,
 )
 
@@ -35,16 +37,10 @@ F32 = {"rtol": 2e-6, "atol": 0.0}
 def hf_frequencies(rope_type: str, dim: int, rope_parameters: dict, **kwargs) -> tuple[torch.Tensor, float]:
     """Frequencies and attention factor of ``transformers`` for a one-layer Llama config."""
     max_position = kwargs.pop("max_position_embeddings", 4096)
-    config = transformers.LlamaConfig(
-        hidden_size=2 * dim,
-        num_attention_heads=2,
-        head_dim=dim,
-        num_hidden_layers=1,
-        max_position_embeddings=max_position,
-        rope_parameters={"rope_type": rope_type, **rope_parameters},
+    reference = transformers_rope(
+        {"rope_type": rope_type, **rope_parameters}, dim=dim, max_positions=max_position, **kwargs
     )
-    frequencies, attention_factor = ROPE_INIT_FUNCTIONS[rope_type](config, None, **kwargs)
-    return frequencies, attention_factor
+    return reference.frequencies, reference.attention_factor
 
 
 def close_to_hf(ours: torch.Tensor, theirs: torch.Tensor) -> None:
@@ -384,3 +380,63 @@ def test_yarn_betas_must_be_positive_and_finite(name, value):
 def test_yarn_refuses_base_one():
     with pytest.raises(ValueError, match="base must differ from 1"):
         yarn_frequencies(64, 1.0, factor=4.0, original_max_position=1024)
+
+
+# --------------------------------------------------------------------------- full_turns and transformers_rope
+
+
+@pytest.mark.parametrize(("dim", "base"), list(itertools.product(DIMS, BASES)))
+@pytest.mark.parametrize("context", [8, 100, 2048, 4096, 131072])
+def test_full_turns_counts_the_closed_form_k_l(dim, base, context):
+    count, slowest = full_turns(rope_frequencies(dim, base), context)
+    log_ratio = math.log((context - 1) / (2 * math.pi)) / math.log(base)
+    assert count == min(dim // 2, math.floor(dim / 2 * log_ratio) + 1)
+    assert slowest == pytest.approx(2 * math.pi * base ** (1 - 2 / dim), rel=1e-12)
+
+
+def test_full_turns_counts_any_frequencies_by_their_wavelength():
+    frequencies = torch.tensor([math.pi / 2, math.pi / 4, math.pi / 8, 2.0], dtype=torch.float64)
+    assert full_turns(frequencies, 9) == (3, 16.0)  # wavelengths 4, 8, π are <= 8; 16 is not
+    assert full_turns(frequencies, 8) == (2, 16.0)
+
+
+@pytest.mark.parametrize(
+    ("frequencies", "context", "error", "match"),
+    [
+        ([1.0], 10, TypeError, "torch.Tensor"),
+        (torch.ones(2, 2), 10, ValueError, "d/2"),
+        (torch.ones(0), 10, ValueError, "non-empty"),
+        (torch.tensor([1.0, 0.0]), 10, ValueError, "> 0"),
+        (torch.tensor([1.0, float("nan")]), 10, ValueError, "> 0"),
+        (torch.ones(2), 1, ValueError, ">= 2"),
+        (torch.ones(2), 10.0, TypeError, "integer"),
+    ],
+)
+def test_full_turns_rejects_bad_input(frequencies, context, error, match):
+    with pytest.raises(error, match=match):
+        full_turns(frequencies, context)
+
+
+def test_transformers_rope_is_what_a_llama_rotary_layer_loads():
+    parameters = {"rope_type": "yarn", "rope_theta": 5e5, "factor": 4.0, "original_max_position_embeddings": 2048}
+    reference = transformers_rope(parameters, dim=64, max_positions=8192)
+    layer = modeling_llama.LlamaRotaryEmbedding(reference.config)
+    assert torch.equal(layer.inv_freq.double(), reference.frequencies)
+    assert layer.attention_scaling == reference.attention_factor == pytest.approx(0.1 * math.log(4.0) + 1)
+    default = transformers_rope({"rope_type": "default"}, dim=16)
+    close_to_hf(rope_frequencies(16), default.frequencies)
+    assert default.attention_factor == 1.0
+
+
+@pytest.mark.parametrize(
+    ("parameters", "dim", "error", "match"),
+    [
+        ([("rope_type", "linear")], 8, TypeError, "mapping"),
+        ({"factor": 2.0}, 8, ValueError, "rope_type"),
+        ({"rope_type": "stretchy"}, 8, ValueError, "rope_type"),
+        ({"rope_type": "default"}, 7, ValueError, "even"),
+    ],
+)
+def test_transformers_rope_rejects_bad_input(parameters, dim, error, match):
+    with pytest.raises(error, match=match):
+        transformers_rope(parameters, dim=dim)

@@ -94,10 +94,13 @@ from .rotary import (
     rotate_pairs,
 )
 from .scaling import (
+    TransformersRope,
     dynamic_ntk_frequencies,
+    full_turns,
     llama3_frequencies,
     ntk_frequencies,
     pi_frequencies,
+    transformers_rope,
     yarn_frequencies,
 )
 from .utils import (
@@ -134,6 +137,7 @@ __all__ = [
     "TinyCausalLM",
     "TrainConfig",
     "TrainingRun",
+    "TransformersRope",
     "alibi_bias",
     "alibi_slopes",
     "apply_rope",
@@ -153,6 +157,7 @@ __all__ = [
     "evaluate_by_position",
     "exercises",
     "format_timings",
+    "full_turns",
     "glue_figure",
     "grid_slider_figure",
     "half_to_interleaved",
@@ -195,6 +200,7 @@ __all__ = [
     "toeplitz_gap",
     "train",
     "train_or_load",
+    "transformers_rope",
     "yarn_frequencies",
     *plotting.__all__,
 ]

@@ -18,6 +18,11 @@ float64 tensor, to be used in place of :func:`posenc.rotary.rope_frequencies`:
 - :func:`yarn_frequencies`: NTK-by-parts with YaRN's attention temperature (Peng et al. 2023);
 - :func:`llama3_frequencies`: the ``llama3`` rule of Llama 3.1.
 
+Two helpers measure and check them: :func:`full_turns` counts the pairs that complete a turn
+within a context (:math:`K_L`, chapter 7), and :func:`transformers_rope` asks the installed
+``transformers`` for the frequencies of a ``rope_parameters`` mapping, the reference the book
+and the tests compare against.
+
 Each function reproduces the ``rope_type`` of the same name in Hugging Face ``transformers``
 (``transformers.modeling_rope_utils.ROPE_INIT_FUNCTIONS``: ``linear``, ``dynamic``, ``yarn``,
 ``llama3``; the static NTK base change is ``dynamic`` with ``factor=1`` at the length :math:`sL`),
@@ -27,17 +32,22 @@ in float64 instead of float32; the tests of the package check the agreement.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 import torch
 
 from . import _angles
-from ._validation import check_even, check_int, check_positive_float
+from ._validation import check_even, check_int, check_positive_float, check_tensor
 
 __all__ = [
+    "TransformersRope",
     "dynamic_ntk_frequencies",
+    "full_turns",
     "llama3_frequencies",
     "ntk_frequencies",
     "pi_frequencies",
+    "transformers_rope",
     "yarn_frequencies",
 ]
 
@@ -292,3 +302,101 @@ def llama3_frequencies(
     turns = original_max_position * theta / (2 * math.pi)  # L / lambda_l
     kept_share = ((turns - low_freq_factor) / (high_freq_factor - low_freq_factor)).clamp(0.0, 1.0)
     return theta * kept_share + (theta / factor) * (1.0 - kept_share)
+
+
+# --------------------------------------------------------------------------- measuring and checking
+
+
+def full_turns(frequencies: torch.Tensor, context: int) -> tuple[int, float]:
+    r"""How many pairs complete a full turn within a context, and the slowest wavelength.
+
+    A pair whose wavelength :math:`\lambda_\ell = 2\pi/\theta_\ell` is at most ``context - 1``
+    (the largest offset in the context) has met every angle during training; the others have
+    seen only an arc. For the frequencies of :func:`posenc.rotary.rope_frequencies` these are
+    the first :math:`K_L` pairs (chapter 7 derives :math:`K_L` in closed form).
+
+    Args:
+        frequencies: ``(d/2,)`` frequencies :math:`\theta_\ell > 0`.
+        context: number of positions (integer >= 2).
+
+    Returns:
+        ``(count, slowest)``: the number of pairs with :math:`\lambda_\ell \le` ``context - 1``
+        and the largest wavelength, in tokens.
+
+    Raises:
+        TypeError: if ``frequencies`` is not a tensor or ``context`` not an integer.
+        ValueError: if ``frequencies`` is not one-dimensional, empty, or has an entry that is
+            not a finite number > 0, or if ``context < 2``.
+    """
+    frequencies = check_tensor("frequencies", frequencies, min_dim=1)
+    if frequencies.dim() != 1 or frequencies.numel() == 0:
+        raise ValueError(f"frequencies must be a non-empty (d/2,) tensor, got shape {tuple(frequencies.shape)}")
+    if not (torch.isfinite(frequencies) & (frequencies > 0)).all():
+        raise ValueError("every frequency must be a finite number > 0")
+    context = check_int("context", context, minimum=2)
+    wavelengths = 2 * math.pi / frequencies.double()
+    return int((wavelengths <= context - 1).sum()), float(wavelengths.max())
+
+
+class TransformersRope(NamedTuple):
+    """What :func:`transformers_rope` returns.
+
+    Attributes:
+        frequencies: ``(d/2,)`` float64 copy of the float32 frequencies (``inv_freq``).
+        attention_factor: the factor ``transformers`` multiplies cos and sin by (1 for most rules).
+        config: the ``LlamaConfig`` built, e.g. for ``LlamaRotaryEmbedding(config)``.
+    """
+
+    frequencies: torch.Tensor
+    attention_factor: float
+    config: Any
+
+
+def transformers_rope(
+    rope_parameters: Mapping[str, Any], *, dim: int, max_positions: int = 4096, **kwargs: Any
+) -> TransformersRope:
+    """The frequencies the installed ``transformers`` computes for ``rope_parameters``.
+
+    Builds a one-layer ``LlamaConfig`` in memory (head dimension ``dim``, nothing downloaded)
+    with these ``rope_parameters`` and calls the function that Llama models call:
+    ``ROPE_INIT_FUNCTIONS[rope_type]``, or ``LlamaRotaryEmbedding``'s default for ``"default"``.
+    ``transformers`` is imported here, not with the package.
+
+    Args:
+        rope_parameters: a ``rope_parameters`` mapping as in a model's ``config.json``, with
+            ``"rope_type"`` (``"default"``, ``"linear"``, ``"dynamic"``, ``"yarn"``,
+            ``"llama3"``, ...) and that rule's keys; ``"rope_theta"`` defaults to 10000.
+        dim: head dimension ``d``; must be even.
+        max_positions: the config's ``max_position_embeddings`` (integer >= 1).
+        **kwargs: passed to the rule's function (``seq_len`` for ``"dynamic"``).
+
+    Returns:
+        A :class:`TransformersRope`: frequencies, attention factor and the config.
+
+    Raises:
+        TypeError: if ``rope_parameters`` is not a mapping, ``dim`` or ``max_positions`` not an
+            integer.
+        ValueError: if ``"rope_type"`` is missing or not one ``transformers`` knows, ``dim`` is
+            not even and positive, or ``max_positions < 1``.
+    """
+    import transformers
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+    from transformers.models.llama import modeling_llama
+
+    if not isinstance(rope_parameters, Mapping):
+        raise TypeError(f"rope_parameters must be a mapping, got {type(rope_parameters).__name__}")
+    kind = rope_parameters.get("rope_type")
+    known = sorted({"default", *ROPE_INIT_FUNCTIONS})
+    if kind not in known:
+        raise ValueError(f"rope_parameters['rope_type'] must be one of {known}, got {kind!r}")
+    dim = check_even("dim", dim)
+    max_positions = check_int("max_positions", max_positions, minimum=1)
+    config = transformers.LlamaConfig(
+        hidden_size=2 * dim, num_attention_heads=2, head_dim=dim, num_hidden_layers=1,
+        max_position_embeddings=max_positions, rope_parameters=dict(rope_parameters),
+    )
+    if kind == "default":
+        frequencies, factor = modeling_llama.LlamaRotaryEmbedding.compute_default_rope_parameters(config)
+    else:
+        frequencies, factor = ROPE_INIT_FUNCTIONS[kind](config, None, **kwargs)
+    return TransformersRope(frequencies.double(), float(factor), config)
