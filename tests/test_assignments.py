@@ -291,7 +291,7 @@ def _answer_and_test_cells(course: Path) -> list[tuple[str, str, str]]:
 
 
 #: Answers that call a function the chapter defined earlier (graded in the notebook, not here).
-USES_CHAPTER_CODE = {"ex-abs-5": "roberta_positions"}
+USES_CHAPTER_CODE = {"ex-abs-5": "roberta_positions", "ex-perm-2": "attention", "ex-ropea-5": "rope_elementwise"}
 
 
 def test_every_answer_taken_from_the_book_passes_its_checker(source_course: Path) -> None:

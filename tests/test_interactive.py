@@ -104,6 +104,7 @@ def test_slider_figure_rejects_bad_input(kwargs: dict, error: type, message: str
     [
         ({"data": []}, {"alt": "x"}, TypeError, "plotly.graph_objects.Figure"),
         (None, {"alt": "  "}, ValueError, "alt"),
+        (None, {"alt": 123}, TypeError, "alt must be a sentence .a str."),
         (None, {"alt": "x", "height": 100}, ValueError, r"\[200, 1200\]"),
         (None, {"alt": "x", "height": 300.0}, TypeError, "int"),
     ],

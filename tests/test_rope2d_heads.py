@@ -66,8 +66,17 @@ def test_apply_rope_2d_validates() -> None:
         apply_rope_2d(torch.randn(3, 6), torch.arange(3), torch.arange(3))
     with pytest.raises(TypeError, match="floating"):
         apply_rope_2d(torch.ones(3, 8, dtype=torch.long), torch.arange(3), torch.arange(3))
-    with pytest.raises(ValueError, match="length"):
+    with pytest.raises(ValueError, match="rows must have one entry per token"):
         apply_rope_2d(torch.randn(3, 8), torch.arange(4), torch.arange(3))
+    with pytest.raises(ValueError, match="columns must have one entry per token"):
+        apply_rope_2d(torch.randn(3, 8), torch.arange(3), torch.arange(2))
+    with pytest.raises(TypeError, match="columns must be a torch.Tensor"):
+        apply_rope_2d(torch.randn(3, 8), torch.arange(3), [0, 1, 2])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="bool"):
+        apply_rope_2d(torch.randn(3, 8), torch.ones(3, dtype=torch.bool), torch.arange(3))
+    # per-sample grids, as apply_rope's per-sample positions
+    x, rows, columns = torch.randn(2, 4, 8), torch.tensor([[0, 0, 1, 1]] * 2), torch.tensor([[0, 1, 0, 1]] * 2)
+    assert torch.equal(apply_rope_2d(x, rows, columns)[1], apply_rope_2d(x[1], rows[1], columns[1]))
     with pytest.raises(ValueError, match="multiple of 4"):
         rope_matrix_2d(0, 0, 6)
     with pytest.raises(TypeError, match="integer"):

@@ -215,6 +215,8 @@ class SinusoidalPositionalEncoding(nn.Module):
             ``(..., L, D)`` tensor of the same dtype as ``x``.
 
         Raises:
+            TypeError: if ``x`` is not a floating-point tensor or ``positions`` not an integer
+                tensor.
             ValueError: if the last dimension is not ``D`` or ``positions`` has the wrong length or
                 a negative entry.
         """
@@ -262,6 +264,8 @@ class LearnedPositionalEmbedding(nn.Module):
             ``(..., L, D)`` tensor.
 
         Raises:
+            TypeError: if ``x`` is not a floating-point tensor or ``positions`` not an integer
+                tensor.
             ValueError: if the last dimension is not ``D``, a position is negative, or a
                 position is ``>= max_len`` (the table has no row for it).
         """

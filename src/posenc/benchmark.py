@@ -35,10 +35,10 @@ class Timing:
     relative: float
 
 
-def _rotate_half_reference(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
+def _rotate_half_reference(x: torch.Tensor) -> torch.Tensor:
     """The GPT-NeoX / Hugging Face formulation: ``x * cos + rotate_half(x) * sin``."""
     positions = torch.arange(x.shape[-2], dtype=torch.float32)
-    freqs = torch.outer(positions, rope_frequencies(x.shape[-1], base).float())
+    freqs = torch.outer(positions, rope_frequencies(x.shape[-1]).float())
     angles = torch.cat((freqs, freqs), dim=-1)
     return x * angles.cos() + rotate_half(x) * angles.sin()
 

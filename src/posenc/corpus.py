@@ -206,8 +206,9 @@ class TextConfig(TrainConfig):
     """A character-level language model of the corpus: :class:`~posenc.experiments.TrainConfig`'s
     model and optimiser fields with ``task="text"`` and ``vocab_size = VOCAB_SIZE``.
 
-    Build one with :func:`text_config`. The synthetic-task fields (``lookback``,
-    ``recall_position``, ``random_offsets``, ``randomized_positions``) must keep their defaults.
+    Build one with :func:`text_config`. The synthetic-task fields ``random_offsets`` and
+    ``randomized_positions`` must keep their defaults (0); ``lookback`` and ``recall_position``
+    are accepted but unused, since text models train on the corpus, not on a task.
     """
 
     def __post_init__(self) -> None:

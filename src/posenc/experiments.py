@@ -101,7 +101,8 @@ class TrainConfig:
         warmup_steps: linear warm-up steps (default: 10 % of ``steps``).
         lookback: the offset ``k`` of the ``lookback`` task.
         recall_position: the position ``p`` of the ``recall`` task.
-        max_len: rows of the ``learned`` table (default ``train_len``).
+        max_len: rows of the ``learned`` table (default :attr:`table_len`: ``train_len`` plus
+            ``random_offsets``, or ``randomized_positions`` if that is larger).
         random_offsets: if > 0, every training batch is placed at positions
             ``o, o + 1, ...`` with ``o`` drawn uniformly from ``0..random_offsets``.
         randomized_positions: if > 0, every batch is placed at distinct positions drawn from
@@ -568,8 +569,10 @@ def train(
         config: what to train.
         seed: non-negative integer seed.
         device: where to train (default: a GPU if present, else the CPU).
-        progress: show a tqdm progress bar; default: only when run interactively (in a Jupyter
-            kernel or a terminal) and the environment variable ``POSENC_PROGRESS`` is not ``0``.
+        progress: show a tqdm progress bar; default: as the environment variable
+            ``POSENC_PROGRESS`` says (``0``, ``false``, ``no`` or empty: never; any other value:
+            always), and when it is unset, only when run interactively (a Jupyter kernel or a
+            terminal).
         stop: optional :class:`StopRule`; then ``config.steps`` is a cap.
 
     Returns:

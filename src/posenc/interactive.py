@@ -331,13 +331,16 @@ def interactive_figure(figure: go.Figure, *, alt: str, height: int = 420) -> Int
         An :class:`InteractiveFigure`; display it, or glue it for a captioned ``{glue:figure}``.
 
     Raises:
-        TypeError: if ``figure`` is not a Plotly figure or ``height`` not an int.
+        TypeError: if ``figure`` is not a Plotly figure, ``alt`` not a string or ``height`` not
+            an int.
         ValueError: if ``alt`` is empty or ``height`` out of range.
     """
     go_module = _plotly_graph_objects()
     if not isinstance(figure, go_module.Figure):
         raise TypeError(f"figure must be a plotly.graph_objects.Figure, got {type(figure).__name__}")
-    if not isinstance(alt, str) or not alt.strip():
+    if not isinstance(alt, str):
+        raise TypeError(f"alt must be a sentence (a str) saying what the figure shows, got {type(alt).__name__}")
+    if not alt.strip():
         raise ValueError("alt must be a sentence saying what the figure shows, got an empty text")
     height = check_int("height", height)
     if not 200 <= height <= 1200:

@@ -53,7 +53,7 @@ Vector = torch.Tensor | np.ndarray | Sequence[float]
 
 
 def _as_vector(name: str, values: object) -> np.ndarray:
-    """``values`` as a 1-D float array (every section of this module uses this one helper).
+    """``values`` as a 1-D float array (the one converter of every section of this module).
 
     Raises:
         TypeError: if ``values`` is not a tensor, an array or a sequence of numbers.
@@ -1673,20 +1673,6 @@ __all__ += ["orbit_and_terms"]
 _SCALES = ("linear", "log", "log2", "symlog")
 
 
-def _curve_data(name: str, values: object) -> np.ndarray:
-    """A 1-D float array from a tensor, an array or a sequence of numbers (this section's own
-    converter: other sections define ``_as_vector`` with other rules)."""
-    if isinstance(values, torch.Tensor):
-        values = values.detach().cpu().double().numpy()
-    if isinstance(values, (list, tuple, range)):
-        values = np.asarray(values, dtype=float)
-    if not isinstance(values, np.ndarray):
-        raise TypeError(f"{name} must be a tensor, an array or a sequence of numbers, got {type(values).__name__}")
-    if values.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {values.shape}")
-    return values
-
-
 @dataclass(frozen=True)
 class Curve:
     """One line of a :class:`LinePanel`: ``y`` against ``x``, drawn with matplotlib's ``style``.
@@ -1751,8 +1737,8 @@ def _draw_panel(ax: Axes, panel: LinePanel, index: int) -> None:
     if not isinstance(panel, LinePanel):
         raise TypeError(f"panels[{index}] must be a LinePanel, got {type(panel).__name__}")
     for number, curve in enumerate(panel.curves):
-        x = _curve_data(f"panels[{index}].curves[{number}].x", curve.x)
-        y = _curve_data(f"panels[{index}].curves[{number}].y", curve.y)
+        x = _as_vector(f"panels[{index}].curves[{number}].x", curve.x)
+        y = _as_vector(f"panels[{index}].curves[{number}].y", curve.y)
         if x.shape != y.shape:
             raise ValueError(f"panels[{index}].curves[{number}]: x and y differ in length, {len(x)} and {len(y)}")
         ax.plot(x, y, label=curve.label, **curve.style)
@@ -1850,7 +1836,7 @@ def log_windows(x: Vector, y: Vector, *, per_decade: int = 20) -> WindowSummary:
             and increasing.
     """
     per_decade = check_int("per_decade", per_decade, minimum=1)
-    xs, ys = _curve_data("x", x).astype(float), _curve_data("y", y).astype(float)
+    xs, ys = _as_vector("x", x).astype(float), _as_vector("y", y).astype(float)
     if xs.shape != ys.shape or xs.size == 0:
         raise ValueError(f"x and y must be non-empty and of equal length, got {xs.size} and {ys.size}")
     if xs[0] <= 0 or np.any(np.diff(xs) <= 0):
@@ -1964,7 +1950,7 @@ def score_panels(
         if not isinstance(panel, tuple) or len(panel) != 3:
             raise ValueError(f"panels[{index}] must be a (title, x, y) triple, got {panel!r}")
         title, x, y = panel
-        width = 0.25 if len(_curve_data(f"panels[{index}] x", x)) > 1000 else 0.8
+        width = 0.25 if len(_as_vector(f"panels[{index}] x", x)) > 1000 else 0.8
         drawn.append(LinePanel([Curve(x, y, style={"linewidth": width})], title, xlabel, ylabel, title_size=9))
     return line_panels(drawn, ncols=ncols, figsize=figsize, suptitle=suptitle)
 
@@ -2062,12 +2048,12 @@ def bound_panels(
     """
     if not bounds or set(bounds) != set(octaves):
         raise ValueError(f"bounds and octaves must have the same labels, got {list(bounds)} and {list(octaves)}")
-    x = _curve_data("offsets", offsets)[:shown]
+    x = _as_vector("offsets", offsets)[:shown]
     left, right = [], []
     for number, (label, curve) in enumerate(bounds.items()):
         colour = f"C{number % 10}"
-        left.append(Curve(x, _curve_data(label, curve)[:shown], label, {"color": colour, "linewidth": 0.3}))
-        means, maxima = (_curve_data(f"{label} octaves", v) for v in octaves[label])
+        left.append(Curve(x, _as_vector(label, curve)[:shown], label, {"color": colour, "linewidth": 0.3}))
+        means, maxima = (_as_vector(f"{label} octaves", v) for v in octaves[label])
         if means.shape != maxima.shape:
             raise ValueError(f"{label}: {len(means)} octave means but {len(maxima)} maxima")
         starts = 2.0 ** np.arange(len(means))
@@ -2111,7 +2097,7 @@ def wavelength_ladders(
         raise ValueError("ladders must contain at least one ladder of frequencies")
     curves = []
     for number, (label, theta) in enumerate(ladders.items()):
-        values = _curve_data(label, theta)
+        values = _as_vector(label, theta)
         if not np.all(values > 0):
             raise ValueError(f"the frequencies of {label!r} must be positive")
         style = {"marker": "os^vD<>"[number % 7], "markersize": 3, "linestyle": "none"}
@@ -2151,7 +2137,7 @@ def precision_panels(
             "angle_errors and score_errors must have the same labels, "
             f"got {list(angle_errors)} and {list(score_errors)}"
         )
-    x = _curve_data("positions", positions)
+    x = _as_vector("positions", positions)
     edge = Reference(limit, axis="x", label=f"largest float16 ({limit:,.0f})".replace(",", " "),
                      style={"color": "C3", "ls": ":", "linewidth": 1})
     left, right = [], []

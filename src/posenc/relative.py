@@ -135,7 +135,10 @@ def shaw_attention(
         ``(output, weights)``: ``(..., Lq, d)`` and ``(..., Lq, Lk)``.
 
     Raises:
-        ValueError: if the embedding tensors do not have shape ``(Lq, Lk, d)``.
+        TypeError: if ``q``, ``k`` or ``v`` is not a floating-point tensor.
+        ValueError: if ``q``, ``k`` and ``v`` do not fit together (as
+            :func:`~posenc.attention.scaled_dot_product_attention`), or the embedding tensors do
+            not have shape ``(Lq, Lk, d)``.
     """
     check_qkv(q, k, v)
     q_len, k_len, dim = q.shape[-2], k.shape[-2], q.shape[-1]

@@ -38,8 +38,9 @@ def apply_rope_2d(
 
     Args:
         x: ``(..., n, d)`` queries or keys, ``d`` a multiple of 4.
-        rows: 1-D tensor of ``n`` row positions.
-        columns: 1-D tensor of ``n`` column positions.
+        rows: ``(n,)`` row positions, or per-sample ``(B, n)`` (as ``positions`` of
+            :func:`~posenc.rotary.apply_rope`).
+        columns: column positions, shaped like ``rows``.
         base: frequency base (> 0) of each half's one-dimensional RoPE.
 
     Returns:
@@ -47,13 +48,21 @@ def apply_rope_2d(
         ``apply_rope`` at ``rows``, the last ``d/2`` at ``columns`` (interleaved pairs).
 
     Raises:
-        TypeError: if ``x`` is not a floating tensor.
-        ValueError: if ``d`` is not a multiple of 4, or ``rows``/``columns`` are not 1-D with
-            one entry per token, or ``base <= 0``.
+        TypeError: if ``x`` is not a floating tensor, or ``rows``/``columns`` not tensors of
+            positions (boolean ones are refused).
+        ValueError: if ``d`` is not a multiple of 4, ``rows``/``columns`` do not have one entry
+            per token, or ``base <= 0``.
     """
     x = check_floating("x", check_tensor("x", x, min_dim=2))
     _check_dim(x.shape[-1], "the last dimension of x")
     base = check_positive_float("base", base)
+    for name, grid in (("rows", rows), ("columns", columns)):
+        grid = check_tensor(name, grid, min_dim=1)
+        if grid.shape[-1] != x.shape[-2]:
+            raise ValueError(
+                f"{name} must have one entry per token ({x.shape[-2]}, the second-to-last dimension "
+                f"of x), got shape {tuple(grid.shape)}"
+            )
     first, second = x.chunk(2, dim=-1)
     return torch.cat(
         (apply_rope(first, rows, base=base), apply_rope(second, columns, base=base)), dim=-1

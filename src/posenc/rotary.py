@@ -505,6 +505,7 @@ class RotaryEmbedding(nn.Module):
         """Rotate ``x`` (``(..., L, d)``) to ``positions`` (default ``arange(L)``).
 
         Raises:
+            TypeError: if ``x`` is not a floating-point tensor.
             ValueError: if the last dimension of ``x`` is not ``dim`` or ``positions`` is neither
                 ``(L,)`` nor ``(B, L)`` matching ``x``.
         """

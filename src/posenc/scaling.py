@@ -130,7 +130,7 @@ def dynamic_ntk_frequencies(
     :math:`s_n = s\,n/L - (s - 1)` and the base :math:`b\,s_n^{d/(d-2)}`. While
     :math:`n \le L` the frequencies are the original ones (:math:`n` is raised to :math:`L`);
     beyond, the scale :math:`1 + s\,(n/L - 1)` grows linearly with slope :math:`s/L`, so
-    ``factor`` is a slope rather than a target: the scale is :math:`2s - 1` at :math:`n = 2L`
+    ``factor`` is a slope rather than a target: the scale is :math:`s + 1` at :math:`n = 2L`
     and :math:`s^2 - s + 1` at :math:`n = sL`. In ``transformers`` :math:`L` is the config's
     ``max_position_embeddings``.
 

@@ -765,7 +765,7 @@ CH8_SHAW_CLIP = 16  # half the training length: Shaw's far vector is trained
 def ch8_config(task: str, position: str, **changes: Any) -> TrainConfig:
     """Chapter 8's training configuration for ``task`` and ``position`` (fields overridable)."""
     options: dict[str, Any] = {
-        "task": task, "position": position, "vocab_size": 8 if task == "markov" else 16, "dim": 64,
+        "task": task, "position": position, "vocab_size": 16, "dim": 64,
         "num_heads": 4, "num_layers": 2, "train_len": 32, "steps": 2000, "batch_size": 32,
         "learning_rate": 3e-3, "schedule": "constant", "warmup_steps": 100,
         "shaw_clip": CH8_SHAW_CLIP if position == "shaw" else None,

@@ -162,6 +162,8 @@ def show_error(
     Args:
         expected: the exception class (or a tuple of classes) the call must raise.
         function: the callable to call with ``args`` and ``kwargs``.
+        *args: positional arguments of the call.
+        **kwargs: keyword arguments of the call.
 
     Raises:
         TypeError: if ``expected`` is not an exception class or a tuple of them, or ``function``

@@ -43,11 +43,9 @@ def reference_cross_attention(y, z, w_q, w_k, w_v):
     return torch.softmax(scores, dim=-1) @ (z @ w_v)
 
 
-def _cross(y, z, w_q, w_k, w_v, scale=None, axis=-1, queries=None, values=None, weights_only=False):
-    queries = y if queries is None else queries
-    keys_from = z if queries is y else y
+def _cross(y, z, w_q, w_k, w_v, scale=None, axis=-1, values=None, weights_only=False):
     scale = math.sqrt(w_k.shape[1]) if scale is None else scale
-    weights = torch.softmax((queries @ w_q) @ (keys_from @ w_k).T / scale, dim=axis)
+    weights = torch.softmax((y @ w_q) @ (z @ w_k).T / scale, dim=axis)
     if weights_only:
         return weights
     return weights @ ((z if values is None else values) @ w_v)

@@ -60,7 +60,7 @@ def check_repeat_kv(fn: Callable[..., Any]) -> CheckResult:
     key-value head ``g // (h / h_kv)``, like ``kv.repeat_interleave(h // h_kv, dim=-3)`` and
     ``transformers``' ``repeat_kv``. The hidden cases include multi-query attention
     (``h_kv = 1``), ordinary multi-head attention (``h_kv = h``, nothing to repeat), groups
-    of 2 to 4, inputs with and without a batch dimension, float32 and float64.
+    of 2 to 5, inputs with and without a batch dimension, float32 and float64.
 
     Diagnosed mistakes: ``repeat`` instead of ``repeat_interleave`` (query head ``g`` then
     reads head ``g % h_kv``); the repetition along the wrong axis; the group size ``h``
@@ -89,7 +89,7 @@ def check_repeat_kv(fn: Callable[..., Any]) -> CheckResult:
             session.run(partial(_repeat_kv_case, session, kv, num_heads))
         return [
             f"matches kv.repeat_interleave(h // h_kv, dim=-3) on {session.cases} hidden cases: multi-query (h_kv = 1), "
-            "multi-head (h_kv = h) and groups of 2 to 4, with and without a batch dimension",
+            "multi-head (h_kv = h) and groups of 2 to 5, with and without a batch dimension",
             "query head g reads key-value head g // (h / h_kv): each key-value head serves consecutive query heads",
         ]
 

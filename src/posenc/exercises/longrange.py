@@ -29,8 +29,8 @@ __all__ = [
 ]
 
 
-def _theta(dim: int, base: float, exponent: float = 2.0) -> torch.Tensor:
-    return base ** (-exponent * torch.arange(dim // 2, dtype=torch.float64) / dim)
+def _theta(dim: int, base: float) -> torch.Tensor:
+    return base ** (-2 * torch.arange(dim // 2, dtype=torch.float64) / dim)
 
 
 # --------------------------------------------------------------------------- ex-ropec-1

@@ -432,7 +432,7 @@ def check_dynamic_ntk_frequencies(fn: Callable[..., Any]) -> CheckResult:
 def _yarn_variant(
     dim: int, base: float, factor: float, train_len: int, beta_fast: float, beta_slow: float, *,
     swap: bool = False, invert: bool = False, rounding: bool = True,
-    ladder: Callable[[int, float], torch.Tensor] = _theta, temperature: float = 0.0,
+    ladder: Callable[[int, float], torch.Tensor] = _theta, factor_power: float = 0.0,
 ) -> torch.Tensor:
     theta = ladder(dim, base)
 
@@ -450,7 +450,7 @@ def _yarn_variant(
     if invert:
         share = 1 - share
     frequencies = theta * (1 - share) + theta / factor * share
-    return frequencies * (0.1 * math.log(factor) + 1.0) ** temperature
+    return frequencies * (0.1 * math.log(factor) + 1.0) ** factor_power
 
 
 def _paper_ramp(dim: int, base: float, factor: float, train_len: int, beta_fast: float, beta_slow: float) -> Any:
@@ -489,10 +489,10 @@ _YARN = _Rule(
                  "interpolates the slow ones and blends in between"),
         _Variant("exponent", lambda d, b, *rest: _yarn_variant(d, math.sqrt(b), *rest), _EXPONENT),
         _Variant("from one", partial(_yarn_variant, ladder=_shifted_theta), _FROM_ONE),
-        _Variant("temperature in frequencies", partial(_yarn_variant, temperature=1.0),
+        _Variant("temperature in frequencies", partial(_yarn_variant, factor_power=1.0),
                  "you multiplied the frequencies by the attention factor 0.1 ln s + 1: that factor scales cos and sin "
                  "(the attention temperature), not the angles; return it separately, (frequencies, factor)"),
-        _Variant("temperature divides frequencies", partial(_yarn_variant, temperature=-1.0),
+        _Variant("temperature divides frequencies", partial(_yarn_variant, factor_power=-1.0),
                  "you divided the frequencies by the attention factor 0.1 ln s + 1: that factor scales cos and sin "
                  "(the attention temperature), not the angles; return it separately, (frequencies, factor)"),
     ),
