@@ -12,7 +12,8 @@ so a reader outside the repository loads the same models offline):
 - ``<name>-seed<k>.json``: the manifest: config, seed, stopping rule, steps run, stopping
   reason, the loss curve (mean of every ``LOSS_EVERY`` steps), the held-out checks, final
   metrics (computed from the stored half-precision weights), wall time, torch version, CPU,
-  the sha256 of the (decompressed) weights and a *fingerprint*: the sha256 of the training code and the spec.
+  the sha256 of the (decompressed) weights and a *fingerprint*: the sha256 of the training
+  code and the spec.
 
 The training code is hashed from its syntax tree without docstrings (:func:`code_hash`), so
 editing prose or comments leaves the models current, while any change to what training computes
@@ -318,6 +319,10 @@ def store_size(directory: str | Path | None = None) -> dict[str, int]:
 
     Args:
         directory: a store folder (default :func:`store_dir`); a missing folder holds nothing.
+
+    Returns:
+        ``{"weights": ..., "manifests": ..., "total": ...}`` in bytes (``*.safetensors.xz`` and
+        ``*.json`` files).
     """
     target = Path(directory) if directory is not None else store_dir()
     weights = sum(path.stat().st_size for path in target.glob("*.safetensors.xz"))
