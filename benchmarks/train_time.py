@@ -69,7 +69,7 @@ def main() -> None:
     print(f"\nmake train from scratch, estimated: {estimate / 60:.1f} min on one core, "
           f"{estimate / 60 / args.jobs:.1f} min with {args.jobs} jobs (if the cores are otherwise idle)")
     print(f"recorded train_seconds, summed: {recorded / 60:.1f} min; load average after: {os.getloadavg()[0]:.2f}")
-    print(f"{store._describe_size()}; budget 40 MB")
+    print(store._describe_size())
 
 
 if __name__ == "__main__":

@@ -157,7 +157,7 @@ def test_the_store_stays_within_its_budget():
     strays = [path.name for path in store.store_dir().iterdir()
               if not path.name.endswith((".json", ".safetensors.xz"))]
     assert not strays, f"neither weights nor manifests (left by an interrupted make train?): {strays}"
-    assert size["total"] <= 40e6, f"the store holds {size['total'] / 1e6:.1f} MB; its budget is 40 MB"
+    assert size["total"] <= store.STORE_BUDGET_BYTES, store._describe_size()
 
 
 def _fastest_stored_family(task: str) -> store.ModelSpec | None:

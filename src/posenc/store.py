@@ -62,6 +62,7 @@ from .experiments import StopRule, TinyCausalLM, TrainConfig, build_model, evalu
 
 __all__ = [
     "LOSS_EVERY",
+    "STORE_BUDGET_BYTES",
     "STORE_FORMAT",
     "WEIGHT_FILTERS",
     "CH4_LOOKBACK",
@@ -93,6 +94,8 @@ __all__ = [
     "train_all",
 ]
 
+STORE_BUDGET_BYTES = 40_000_000
+"""The store's size budget (issue #19): weights and manifests together, in bytes on disk."""
 STORE_FORMAT = 1
 """Version of the manifest's schema; part of every fingerprint. The compression of the weight
 files is not: it changes neither what a model computes nor its manifest, whose sha256 is that of
@@ -642,7 +645,8 @@ def train_all(
 def _describe_size(directory: Path | None = None) -> str:
     size = store_size(directory)
     return (f"the store holds {size['total'] / 1e6:.1f} MB ({size['total'] / 2**20:.1f} MiB): weights "
-            f"{size['weights'] / 1e6:.1f} MB, manifests {size['manifests'] / 1e6:.1f} MB")
+            f"{size['weights'] / 1e6:.1f} MB, manifests {size['manifests'] / 1e6:.1f} MB "
+            f"(budget {STORE_BUDGET_BYTES / 1e6:.0f} MB)")
 
 
 def _progress() -> bool:
