@@ -95,7 +95,7 @@ __all__ = [
 ]
 
 STORE_BUDGET_BYTES = 40_000_000
-"""The store's size budget (issue #19): weights and manifests together, in bytes on disk."""
+"""Budget of the store on disk, in bytes, weights and manifests together, as issue #19 sets it."""
 STORE_FORMAT = 1
 """Version of the manifest's schema; part of every fingerprint. The compression of the weight
 files is not: it changes neither what a model computes nor its manifest, whose sha256 is that of
