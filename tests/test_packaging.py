@@ -11,12 +11,14 @@ from __future__ import annotations
 import ast
 import json
 import re
+import shutil
 import sys
 import tomllib
 from importlib import metadata
 from pathlib import Path
 
 import pytest
+from bookkit import outside
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -124,3 +126,10 @@ def test_d2l_torch_imports_are_provided_outside_the_repository() -> None:
     imported = imported_modules("\n".join(ast.unparse(node) for node in top_level)) - {"d2l"}
     provided = provided_modules(set(book_extra())) | set(sys.stdlib_module_names)
     assert not imported - provided, f"d2l.torch imports {sorted(imported - provided)} at top level"
+
+
+def test_outside_run_refuses_a_disk_too_full_for_the_readers_environment(tmp_path: Path) -> None:
+    free = shutil.disk_usage(tmp_path).free
+    outside.check_free_space(tmp_path, needed=free // 2)
+    with pytest.raises(RuntimeError, match=r"GB free; the reader's environment needs about .* set TMPDIR"):
+        outside.check_free_space(tmp_path, needed=free * 2)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,6 +33,10 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 # Jupyter's kernel machinery, as a bare Jupyter has it (versions as in requirements.txt).
 KERNEL_PACKAGES = ["ipykernel==7.4.0", "nbclient==0.11.0", "nbformat==5.11.1"]
+# The reader's venv holds PyPI's torch, a CUDA build of about 5.6 GB, and pip unpacks beside it. A
+# full disk fails pip mid-install, which a notebook's %pip only prints; the chapter then stops at an
+# import, far from the cause, so the space is checked first.
+NEEDED_FREE_BYTES = 8 * 10**9
 RUNNER = """
 import sys, nbformat
 from nbclient import NotebookClient
@@ -67,8 +72,19 @@ def copy_out(notebook: Path, folder: Path, clone: Path) -> Path:
     return target
 
 
+def check_free_space(folder: Path, needed: int = NEEDED_FREE_BYTES) -> None:
+    """Raise ``RuntimeError`` when ``folder``'s disk has less than ``needed`` bytes free."""
+    free = shutil.disk_usage(folder).free
+    if free < needed:
+        raise RuntimeError(
+            f"{folder} has {free / 1e9:.1f} GB free; the reader's environment needs about "
+            f"{needed / 1e9:.0f} GB (PyPI's torch is a CUDA build). Free some space, or set TMPDIR to a larger disk."
+        )
+
+
 def run_outside(notebooks: list[Path], workdir: Path) -> dict[str, tuple[bool, float, str]]:
     """Execute ``notebooks`` in order, in one fresh environment, as a reader with one Jupyter would."""
+    check_free_space(workdir)
     _, branch = repository_url()
     clone = workdir / "clone"
     subprocess.run(["git", "clone", "--quiet", "--branch", branch, str(ROOT), str(clone)], check=True)
