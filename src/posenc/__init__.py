@@ -14,6 +14,7 @@ Modules, one per family of position methods:
 - :mod:`posenc.interactive`: figures that stay interactive on the static website (Plotly)
 - :mod:`posenc.diagnostics`: checks that scores depend on positions only through offsets
 - :mod:`posenc.utils`: seeding and machine description
+- :mod:`posenc.claims`: the claims ledger, every measured fact of the prose checked against its value
 - :mod:`posenc.benchmark`: timings of the RoPE implementations
 - :mod:`posenc.experiments`: tasks, a tiny causal transformer, training and evaluation (Part V)
 - :mod:`posenc.store`: the book's trained models, trained once by ``make train``, shipped as
@@ -41,6 +42,7 @@ from .absolute import (
 )
 from .attention import attention_weights, causal_mask, scaled_dot_product_attention
 from .benchmark import Timing, format_timings, median_time, rope_timings
+from .claims import ClaimError, Ledger
 from .diagnostics import relativity_gap, score_terms, similarity_by_distance, toeplitz_gap
 from .experiments import (
     BEYOND_TABLE,
@@ -117,6 +119,8 @@ from .utils import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "ClaimError",
+    "Ledger",
     "BEYOND_TABLE",
     "Evaluation",
     "IGNORE",

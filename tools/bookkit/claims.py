@@ -1,0 +1,181 @@
+"""The claims ledger as data: collect the claims the chapters state, check and report them.
+
+Every chapter states its measured facts through :class:`posenc.claims.Ledger`, which records each
+claim in the notebook's outputs (glued, hidden, with the claim's record in the output's metadata).
+This module reads those records:
+
+- ``python -m bookkit.claims collect BUILD_DIR OUT``: the claims of a book build (from the glue
+  data myst-nb writes beside each executed notebook in ``BUILD_DIR/jupyter_execute``) into a JSON
+  file, one entry per claim; exits 1 if a claim did not hold or a chapter states none.
+- ``python -m bookkit.claims check NOTEBOOK ...``: execute notebooks in a fresh kernel (as the build
+  does) and print their claims, failing if a cell raises or if the prose refers with
+  ``{glue:text}`` to a key the notebook does not glue (the build would fail on it too).
+- ``python -m bookkit.claims report CLAIMS SEED_CLAIMS``: each claim's value in the build and in
+  every shifted-seed run, the smallest margin seen, and the fragile ones.
+
+The shifted-seed runs (:mod:`bookkit.seed_shift`) write their claims with :func:`claims_of_notebook`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from posenc.claims import CLAIM_METADATA_KEY, FRAGILE_MARGIN
+
+GLUE_REFERENCE = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:<]+?)(?::[^`]*)?`")
+"""A ``{glue}``, ``{glue:text}`` ... role in markdown; group 1 is the key."""
+
+
+def claims_of_outputs(outputs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The claim records held in the metadata of a cell's (or a glue file's) outputs."""
+    return [
+        dict(output["metadata"][CLAIM_METADATA_KEY])
+        for output in outputs
+        if CLAIM_METADATA_KEY in output.get("metadata", {})
+    ]
+
+
+def claims_of_notebook(notebook: nbformat.NotebookNode) -> list[dict[str, Any]]:
+    """Every claim recorded in an executed notebook's outputs, in order (a re-stated label: the last)."""
+    found: dict[str, dict[str, Any]] = {}
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            for record in claims_of_outputs(cell.get("outputs", [])):
+                found[record["label"]] = record
+    return list(found.values())
+
+
+def glued_keys(notebook: nbformat.NotebookNode) -> set[str]:
+    """The glue keys of an executed notebook's outputs."""
+    return {
+        output["metadata"]["scrapbook"]["name"]
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+        if "scrapbook" in output.get("metadata", {})
+    }
+
+
+def glue_references(notebook: nbformat.NotebookNode) -> list[str]:
+    """The keys the notebook's markdown refers to with a glue role or directive (same-document keys)."""
+    keys = []
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            keys += [key for key in GLUE_REFERENCE.findall(cell.source) if "::" not in key]
+            keys += re.findall(r"```\{glue(?::[a-z]+)?\}\s+([^\s:]+)", cell.source)
+    return keys
+
+
+def collect(build_dir: Path) -> list[dict[str, Any]]:
+    """The claims of a book build, read from its ``jupyter_execute/**/*.glue.json`` files."""
+    execute_dir = build_dir / "jupyter_execute"
+    if not execute_dir.is_dir():
+        raise FileNotFoundError(f"no executed notebooks in {execute_dir}: was the book built in {build_dir}?")
+    claims = []
+    for glue_file in sorted(execute_dir.rglob("*.glue.json")):
+        glue = json.loads(glue_file.read_text(encoding="utf-8"))
+        claims += claims_of_outputs(glue.values())
+    return claims
+
+
+def format_claim(record: Mapping[str, Any]) -> str:
+    """One line: label, held, value, bounds and margin."""
+    value = record["value"]
+    shown = f"{value:.4g}" if isinstance(value, float) else repr(value)
+    if len(shown) > 40:
+        shown = shown[:37] + "..."
+    margin = record.get("margin")
+    margin_text = "   -  " if margin is None else f"{margin:6.2f}"
+    status = "ok" if record["held"] else "FAILED"
+    bounds = {k: v for k, v in record["bounds"].items() if k in ("low", "high", "expected")}
+    return f"  {status:<6} {record['label']:<34} {shown:>14}  margin {margin_text}  {bounds}"
+
+
+def _notebook_names(paths: Iterable[Path]) -> list[Path]:
+    return [path.resolve() for path in paths]
+
+
+def check(paths: list[Path], timeout: int) -> int:
+    """Execute each notebook in a fresh kernel and print its claims; 1 if anything failed."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    failed = False
+    for path in _notebook_names(paths):
+        notebook = nbformat.read(path, as_version=4)
+        client = NotebookClient(
+            notebook, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+        )
+        print(f"== {path.name}")
+        try:
+            client.execute()
+        except CellExecutionError as error:
+            print(str(error)[-3000:])
+            failed = True
+            continue
+        claims = claims_of_notebook(notebook)
+        for record in claims:
+            print(format_claim(record))
+        missing = sorted(set(glue_references(notebook)) - glued_keys(notebook))
+        if missing:
+            print(f"  the prose refers to glue keys the notebook does not glue: {missing}")
+            failed = True
+        fragile = [r for r in claims if r.get("margin") is not None and r["margin"] < FRAGILE_MARGIN]
+        print(f"  {len(claims)} claims, {len(fragile)} fragile (margin < {FRAGILE_MARGIN})")
+    return 1 if failed else 0
+
+
+def report(claims_file: Path, seeds_file: Path | None) -> int:
+    """Print every claim with its value in the build and its smallest margin over the runs."""
+    claims = json.loads(claims_file.read_text(encoding="utf-8"))
+    seeds: dict[str, Any] = {}
+    if seeds_file is not None and seeds_file.is_file():
+        seeds = json.loads(seeds_file.read_text(encoding="utf-8"))
+    fragile = []
+    for record in claims:
+        runs = seeds.get(record["chapter"], {}).get(record["label"], {})
+        margins = [record.get("margin")] + [run.get("margin") for run in runs.values()]
+        known = [m for m in margins if m is not None]
+        if known and min(known) < FRAGILE_MARGIN:
+            fragile.append((record["chapter"], record["label"], min(known)))
+    print(f"{len(claims)} claims; runs with shifted seeds: {sorted({o for c in seeds.values() for r in c.values() for o in r})}")
+    for chapter, label, margin in fragile:
+        print(f"  fragile: {chapter} {label}: smallest margin {margin:.3f}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    collect_parser = commands.add_parser("collect", help="the claims of a build into a JSON file")
+    collect_parser.add_argument("build_dir", type=Path)
+    collect_parser.add_argument("output", type=Path)
+    check_parser = commands.add_parser("check", help="execute notebooks and print their claims")
+    check_parser.add_argument("notebooks", nargs="+", type=Path)
+    check_parser.add_argument("--timeout", type=int, default=240, help="seconds per cell")
+    report_parser = commands.add_parser("report", help="claims over the build and the shifted-seed runs")
+    report_parser.add_argument("claims", type=Path)
+    report_parser.add_argument("seeds", type=Path, nargs="?")
+    args = parser.parse_args(argv)
+    if args.command == "check":
+        return check(args.notebooks, args.timeout)
+    if args.command == "report":
+        return report(args.claims, args.seeds)
+    claims = collect(args.build_dir)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(claims, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    failed = [c for c in claims if not c["held"]]
+    print(f"{len(claims)} claims written to {args.output}; {len(failed)} did not hold")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
