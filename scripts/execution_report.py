@@ -1,4 +1,4 @@
-"""Print how long each notebook took to execute in a build, and enforce the time budget.
+"""Print how long each notebook took to execute in a build, against its time budget.
 
 The build executes notebooks through a jupyter-cache; this reads the execution time it
 recorded for the current version of each notebook in ``notebooks/`` (or ``--notebooks DIR``,
@@ -6,12 +6,14 @@ e.g. the student edition's), on the machine that ran the build.
 
 Usage:
     python scripts/execution_report.py BUILD_DIR [--budget SECONDS] [--notebooks DIR]
-        [--notebook-budget NAME=SECONDS ...]
+        [--notebook-budget NAME=SECONDS ...] [--strict]
 
 ``BUILD_DIR`` is the ``_build`` folder of a build (it holds ``.jupyter_cache``). Every notebook
 gets ``--budget`` seconds, except those named (by file name) in a ``--notebook-budget`` (the
-Makefile names none: every chapter has the same 60 s). Exits 1 if a notebook has
-no cached execution of its current version, or took longer than its budget.
+Makefile names none: every chapter has the same 40 s). Exits 1 if a notebook has no cached
+execution of its current version (an error of the build); a notebook over its budget is reported,
+and fails only with ``--strict`` (``make bench``): a wall time depends on the machine and its
+load, so the build and the tests never fail on one.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
         help="a different budget for the notebook with this file name (repeatable)",
     )
     parser.add_argument("--notebooks", type=Path, default=ROOT / "notebooks", help="the notebooks the build executed")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a notebook is over its budget")
     args = parser.parse_args(argv)
     args.budgets = dict(args.notebook_budget)
     return args
@@ -64,7 +67,8 @@ def main() -> int:
         print(f"no execution cache at {cache_dir}: was the book built there?", file=sys.stderr)
         return 1
     cache = get_cache(cache_dir)
-    failed = False
+    failed = over = False
+    total = 0.0
     print(f"{'notebook':<56} {'seconds':>8}")
     notebooks = sorted(args.notebooks.resolve().glob("*.ipynb"))
     unknown = set(args.budgets) - {notebook.name for notebook in notebooks}
@@ -86,10 +90,13 @@ def main() -> int:
         verdict = f"over its budget of {budget:.0f} s" if elapsed > budget else ""
         if notebook.name in args.budgets and not verdict:
             verdict = f"(own budget: {budget:.0f} s)"
-        failed |= elapsed > budget
+        over |= elapsed > budget
+        total += elapsed
         print(f"{name:<56} {elapsed:8.1f}  {verdict}")
-    print(f"budget: {args.budget:.0f} s per notebook -> {'FAILED' if failed else 'ok'}")
-    return 1 if failed else 0
+    verdict = "over budget" if over else "within budget"
+    print(f"{'all notebooks':<56} {total:8.1f}\nbudget: {args.budget:.0f} s per notebook -> {verdict}"
+          + (" (reported, not failed: pass --strict to fail)" if over and not args.strict else ""))
+    return 1 if failed or (over and args.strict) else 0
 
 
 if __name__ == "__main__":

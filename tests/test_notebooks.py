@@ -216,3 +216,25 @@ def test_the_line_start_check_catches_a_wrapped_inequality() -> None:
     assert _math_wrapped_block_starts("weights: $a^\\top b\n> 0$ makes") == ["> 0$ makes"]
     assert _math_wrapped_block_starts("$a$ and\n> a quote") == []
     assert _math_wrapped_block_starts("$$\nx\n- y\n$$") == []
+
+
+# The claims ledger (posenc.claims): the prose's measured facts are claims with labels, words and
+# bounds, recorded by the build; a bare assert is left only for an internal invariant.
+MAX_BARE_ASSERTS = 30
+
+
+def _bare_asserts(path: Path) -> int:
+    return len(re.findall(r"^\s*assert\b", _code(path), flags=re.MULTILINE))
+
+
+def test_the_notebooks_state_their_claims_through_the_ledger_not_bare_asserts():
+    counts = {path.name: _bare_asserts(path) for path in NOTEBOOKS}
+    assert sum(counts.values()) <= MAX_BARE_ASSERTS, (
+        f"{sum(counts.values())} bare asserts in the notebooks (at most {MAX_BARE_ASSERTS}, for internal "
+        f"invariants only): state the prose's claims with posenc.claims.Ledger. Per chapter: {counts}"
+    )
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+def test_every_chapter_keeps_a_ledger_named_after_itself(path: Path):
+    assert f'Ledger("{path.stem}")' in _code(path), f"{path.name} has no claims = Ledger({path.stem!r})"

@@ -22,7 +22,8 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -133,23 +134,105 @@ def check(paths: list[Path], timeout: int) -> int:
     return 1 if failed else 0
 
 
-def report(claims_file: Path, seeds_file: Path | None) -> int:
-    """Print every claim with its value in the build and its smallest margin over the runs."""
-    claims = json.loads(claims_file.read_text(encoding="utf-8"))
-    seeds: dict[str, Any] = {}
-    if seeds_file is not None and seeds_file.is_file():
-        seeds = json.loads(seeds_file.read_text(encoding="utf-8"))
-    fragile = []
+@dataclass(frozen=True)
+class ClaimRow:
+    """One claim over the build and the shifted-seed runs: what the build report shows."""
+
+    chapter: str
+    label: str
+    words: str
+    value: str
+    bounds: str
+    margin: float | None
+    """The margin in the build (None where the form has none)."""
+    run_values: dict[str, str]
+    """The value at each shifted-seed run of the current notebook, by offset."""
+    smallest_margin: float | None
+    """The smallest margin over the build and the runs."""
+    held: bool
+    """Whether the claim held in the build and every run."""
+
+    @property
+    def fragile(self) -> bool:
+        """Its smallest margin is below :data:`posenc.claims.FRAGILE_MARGIN`."""
+        return self.smallest_margin is not None and self.smallest_margin < FRAGILE_MARGIN
+
+
+def format_value(value: Any) -> str:
+    """A measured value as the report prints it: 4 significant digits, or a short repr."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        text = repr(value)
+        return text if len(text) <= 40 else text[:37] + "..."
+    return f"{value:.4g}"
+
+
+def format_bounds(record: Mapping[str, Any]) -> str:
+    """The bounds of a claim record in words: "[0.01, 0.025]", ">= 0.94", "== [41, 46]", "true"."""
+    bounds, form = record["bounds"], record["form"]
+    if form in ("between", "close_to"):
+        return f"[{bounds['low']:.4g}, {bounds['high']:.4g}]"
+    if form == "at_least":
+        return f">= {bounds['low']:.4g}"
+    if form == "at_most":
+        return f"<= {bounds['high']:.4g}"
+    if form == "equals":
+        return "== " + format_value(bounds["expected"])
+    return "true"
+
+
+def current_runs(seeds: Mapping[str, Any], notebooks: Path) -> dict[str, Any]:
+    """The chapters of a ``claims-seeds.json`` whose runs are of the current notebook text."""
+    from bookkit.seed_shift import notebook_sha256
+
+    current = {}
+    for chapter, runs in seeds.items():
+        path = notebooks / f"{chapter}.ipynb"
+        if path.is_file() and runs.get("_sha256") == notebook_sha256(path):
+            current[chapter] = runs
+    return current
+
+
+def claim_rows(claims: Sequence[Mapping[str, Any]], seeds: Mapping[str, Any]) -> list[ClaimRow]:
+    """Each claim of the build with its values and smallest margin over the build and the runs."""
+    rows = []
     for record in claims:
         runs = seeds.get(record["chapter"], {}).get(record["label"], {})
-        margins = [record.get("margin")] + [run.get("margin") for run in runs.values()]
-        known = [m for m in margins if m is not None]
-        if known and min(known) < FRAGILE_MARGIN:
-            fragile.append((record["chapter"], record["label"], min(known)))
-    print(f"{len(claims)} claims; runs with shifted seeds: {sorted({o for c in seeds.values() for r in c.values() for o in r})}")
-    for chapter, label, margin in fragile:
-        print(f"  fragile: {chapter} {label}: smallest margin {margin:.3f}")
-    return 0
+        margins = [m for m in [record.get("margin"), *(run.get("margin") for run in runs.values())] if m is not None]
+        rows.append(
+            ClaimRow(
+                chapter=record["chapter"],
+                label=record["label"],
+                words=record["words"],
+                value=format_value(record["value"]),
+                bounds=format_bounds(record),
+                margin=record.get("margin"),
+                run_values={offset: format_value(run["value"]) for offset, run in sorted(runs.items())},
+                smallest_margin=min(margins) if margins else None,
+                held=record["held"] and all(run["held"] for run in runs.values()),
+            )
+        )
+    return rows
+
+
+def report(claims_file: Path, seeds_file: Path | None, notebooks: Path) -> int:
+    """Print the fragile or failed claims over the build and the runs; 1 if any failed."""
+    claims = json.loads(claims_file.read_text(encoding="utf-8"))
+    seeds: Mapping[str, Any] = {}
+    if seeds_file is not None and seeds_file.is_file():
+        seeds = current_runs(json.loads(seeds_file.read_text(encoding="utf-8")), notebooks)
+    rows = claim_rows(claims, seeds)
+    offsets = sorted({offset for chapter in seeds.values() for label, runs in chapter.items()
+                      if label != "_sha256" for offset in runs})
+    print(f"{len(rows)} claims in {len({row.chapter for row in rows})} chapters; "
+          f"shifted-seed runs of the current text: offsets {offsets or 'none'}")
+    for row in rows:
+        if row.fragile or not row.held:
+            status = "FAILED" if not row.held else "fragile"
+            margin = "-" if row.smallest_margin is None else f"{row.smallest_margin:.3f}"
+            print(f"  {status:<7} {row.chapter} {row.label}: {row.words} (smallest margin {margin})")
+    print(f"{sum(row.fragile for row in rows)} fragile (smallest margin < {FRAGILE_MARGIN}), "
+          f"{sum(not row.held for row in rows)} failed")
+    return 1 if any(not row.held for row in rows) else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -164,17 +247,24 @@ def main(argv: list[str] | None = None) -> int:
     report_parser = commands.add_parser("report", help="claims over the build and the shifted-seed runs")
     report_parser.add_argument("claims", type=Path)
     report_parser.add_argument("seeds", type=Path, nargs="?")
+    report_parser.add_argument("--notebooks", type=Path, default=Path("notebooks"))
     args = parser.parse_args(argv)
     if args.command == "check":
         return check(args.notebooks, args.timeout)
     if args.command == "report":
-        return report(args.claims, args.seeds)
+        return report(args.claims, args.seeds, args.notebooks)
     claims = collect(args.build_dir)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(claims, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     failed = [c for c in claims if not c["held"]]
+    silent = sorted(
+        path.stem for path in (args.build_dir / "jupyter_execute" / "notebooks").glob("*.ipynb")
+        if path.stem not in {c["chapter"] for c in claims}
+    )
     print(f"{len(claims)} claims written to {args.output}; {len(failed)} did not hold")
-    return 1 if failed else 0
+    if silent:
+        print(f"chapters that state no claim through posenc.claims.Ledger: {silent}", file=sys.stderr)
+    return 1 if failed or silent else 0
 
 
 if __name__ == "__main__":

@@ -11,13 +11,20 @@ reductions such as softmax and sums round differently, as they do on a machine w
 odd offsets also run on one thread (another order of summation) with MKL's reproducible
 "compatible" code path (``MKL_CBWR``), which changes the rounding of matrix products as well.
 ``tests/test_seed_shift.py`` checks that each stand-in really changes PyTorch's results here. It
-reports the failing cell's error (usually the assertion that a shifted seed broke) and the time
+reports the failing cell's error (usually the claim that a shifted seed broke) and the time
 of every run.
+
+With ``--claims-out FILE`` it writes every claim the runs stated (:mod:`posenc.claims`) as JSON:
+``{chapter: {label: {offset: {"value", "margin", "held"}}}}``, with each chapter's notebook
+``sha256`` under the key ``"_sha256"``, so a report can tell runs of the current text from stale
+ones (:mod:`bookkit.claims`).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
 import sys
 import tempfile
@@ -25,10 +32,13 @@ import time
 from collections.abc import Mapping, MutableMapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
+from typing import Any
 
 import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
+
+from bookkit.claims import claims_of_notebook
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,8 +69,12 @@ def apply_settings(settings: Mapping[str, str | None], environ: MutableMapping[s
             environ[name] = value
 
 
-def run_notebook(path: Path, offset: int, cache_dir: Path, timeout: int) -> str | None:
-    """Execute ``path`` with ``POSENC_SEED_OFFSET=offset`` on its emulated CPU; return the error text, or None."""
+def run_notebook(path: Path, offset: int, cache_dir: Path, timeout: int) -> tuple[str | None, list[dict[str, Any]]]:
+    """Execute ``path`` with ``POSENC_SEED_OFFSET=offset`` on its emulated CPU.
+
+    Returns:
+        The error text (None if every cell ran) and the claims the run stated (up to the failure).
+    """
     notebook = nbformat.read(path, as_version=4)
     os.environ.update(
         {"POSENC_SEED_OFFSET": str(offset), "POSENC_PROGRESS": "0", "POSENC_CACHE_DIR": str(cache_dir)}
@@ -69,17 +83,37 @@ def run_notebook(path: Path, offset: int, cache_dir: Path, timeout: int) -> str 
     client = NotebookClient(
         notebook, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
     )
+    error = None
     try:
         client.execute()
-    except CellExecutionError as error:
-        return str(error)
-    return None
+    except CellExecutionError as failure:
+        error = str(failure)
+    return error, claims_of_notebook(notebook)
 
 
-def _timed_run(path: Path, offset: int, cache_dir: Path, timeout: int) -> tuple[str | None, float]:
+def _timed_run(
+    path: Path, offset: int, cache_dir: Path, timeout: int
+) -> tuple[str | None, list[dict[str, Any]], float]:
     start = time.perf_counter()
-    error = run_notebook(path, offset, cache_dir, timeout)
-    return error, time.perf_counter() - start
+    error, claims = run_notebook(path, offset, cache_dir, timeout)
+    return error, claims, time.perf_counter() - start
+
+
+def notebook_sha256(path: Path) -> str:
+    """The sha256 of a notebook file: which text a run's claims belong to."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def claims_by_run(runs: list[tuple[Path, int, list[dict[str, Any]]]]) -> dict[str, dict[str, Any]]:
+    """``{chapter: {"_sha256": ..., label: {offset: {"value", "margin", "held"}}}}`` of the runs' claims."""
+    table: dict[str, dict[str, Any]] = {}
+    for path, offset, claims in sorted(runs, key=lambda run: (run[0].name, run[1])):
+        chapter = table.setdefault(path.stem, {"_sha256": notebook_sha256(path)})
+        for claim in claims:
+            chapter.setdefault(claim["label"], {})[str(offset)] = {
+                key: claim[key] for key in ("value", "margin", "held")
+            }
+    return table
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--offsets", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--timeout", type=int, default=240, help="seconds per cell")
     parser.add_argument("--jobs", type=int, default=1, help="runs at once, each in its own process and kernel")
+    parser.add_argument("--claims-out", type=Path, help="write the runs' claims to this JSON file")
     args = parser.parse_args(argv)
     if any(offset <= 0 for offset in args.offsets):
         parser.error("--offsets must be positive: offset 0 is the build itself")
@@ -95,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--jobs must be at least 1")
     notebooks = [path.resolve() for path in args.notebooks] or sorted((ROOT / "notebooks").glob("*.ipynb"))
     failures = []
+    stated = []
     with tempfile.TemporaryDirectory(prefix="posenc-seed-") as scratch, ProcessPoolExecutor(args.jobs) as pool:
         runs = {
             pool.submit(_timed_run, path, offset, Path(scratch) / str(offset), args.timeout): (offset, path)
@@ -103,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         }
         for future in as_completed(runs):
             offset, path = runs[future]
-            error, seconds = future.result()
+            error, claims, seconds = future.result()
+            stated.append((path, offset, claims))
             status = "ok" if error is None else "FAILED"
             print(f"seed offset {offset} ({emulated_cpu(offset)})  {path.name:<40} {seconds:6.1f} s  {status}",
                   flush=True)
@@ -112,6 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     for offset, name, error in failures:
         print(f"\n==== {name} with seed offset {offset} ====\n{error[-3000:]}")
     print(f"\nseed-shifted runs: {len(failures)} failed of {len(notebooks) * len(args.offsets)}")
+    if args.claims_out is not None:
+        args.claims_out.parent.mkdir(parents=True, exist_ok=True)
+        args.claims_out.write_text(json.dumps(claims_by_run(stated), indent=1, ensure_ascii=False) + "\n")
+        print(f"claims of {len(stated)} runs written to {args.claims_out}")
     return 1 if failures else 0
 
 
