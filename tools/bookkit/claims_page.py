@@ -46,8 +46,10 @@ def _paragraph(text: str) -> nodes.paragraph:
     return nodes.paragraph(text=text)
 
 
-def _table(caption: str, header: Sequence[str], rows: Sequence[Sequence[str]], widths: Sequence[int]) -> nodes.table:
-    table = nodes.table(classes=["claims-table"])
+def _table(
+    name: str, caption: str, header: Sequence[str], rows: Sequence[Sequence[str]], widths: Sequence[int]
+) -> nodes.table:
+    table = nodes.table(classes=["claims-table"], ids=[nodes.make_id(name)])
     table += nodes.title(text=caption)
     group = nodes.tgroup(cols=len(header))
     table += group
@@ -95,7 +97,7 @@ def _chapter_tables(rows: list[ClaimRow], offsets: list[str]) -> Iterator[nodes.
         fragile = sum(row.fragile for row in mine)
         caption = (f"The {len(mine)} claims of {chapter}, fragile ones first ({fragile} fragile): "
                    f"the value measured by this build, its bounds and margins.")
-        yield _table(caption, header, body, widths)
+        yield _table(f"claims-{chapter}", caption, header, body, widths)
 
 
 def fill_reports(app: Sphinx, doctree: nodes.document, docname: str) -> None:
