@@ -7,8 +7,8 @@ This module reads those records:
 - ``python -m bookkit.claims collect BUILD_DIR OUT``: the claims of a book build (from the glue
   data myst-nb writes beside each executed notebook in ``BUILD_DIR/jupyter_execute``) into a JSON
   file, one entry per claim; exits 1 if a claim did not hold or a chapter states none.
-- ``python -m bookkit.claims check NOTEBOOK ...``: execute notebooks in a fresh kernel (as the build
-  does) and print their claims, failing if a cell raises or if the prose refers with
+- ``python -m bookkit.claims check NOTEBOOK ...``: execute notebooks in a fresh kernel, with the
+  build's environment and print their claims, failing if a cell raises or if the prose refers with
   ``{glue:text}`` to a key the notebook does not glue (the build would fail on it too).
 - ``python -m bookkit.claims report CLAIMS SEED_CLAIMS``: each claim's value in the build and in
   every shifted-seed run, the smallest margin seen, and the fragile ones.
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -109,6 +110,9 @@ def check(paths: list[Path], timeout: int) -> int:
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
+    # As the book's build runs them (the Makefile's BUILD_ENV): no progress bars on stderr, and
+    # interactive figures glued for their captioned {glue:figure}.
+    os.environ.update({"POSENC_PROGRESS": "0", "POSENC_BOOK_BUILD": "1"})
     failed = False
     for path in _notebook_names(paths):
         notebook = nbformat.read(path, as_version=4)
