@@ -233,7 +233,7 @@ def move_slider(page: Any, figure: Any, slider: int) -> str | None:
             f"([element, before]) => element.layout.sliders[{slider}].active !== {active}"
             f" && ({DRAWN})(element) !== before",
             arg=[figure.element_handle(), before],
-            timeout=2000,
+            timeout=10000,  # generous: a loaded machine redraws slowly, and a timeout is not the finding
         )
     except PlaywrightTimeoutError:
         pass  # the finding, reported below
@@ -254,7 +254,7 @@ def hover(page: Any, figure: Any) -> str | None:
     for x, y in points:
         page.mouse.move(x, y)
         try:
-            figure.locator(".hovertext").first.wait_for(state="visible", timeout=300)
+            figure.locator(".hovertext").first.wait_for(state="visible", timeout=1000)
         except PlaywrightTimeoutError:
             continue  # no label at this point: try the next one
         label = figure.locator(".hovertext").first.text_content() or ""
