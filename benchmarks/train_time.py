@@ -23,6 +23,7 @@ import torch
 
 from posenc import corpus, describe_machine, store
 from posenc.experiments import train
+from posenc.store import cli, training
 from posenc.stretch import fine_tune
 
 
@@ -43,7 +44,7 @@ def metrics_seconds(model_spec: store.ModelSpec) -> float:
     """Seconds to evaluate the metrics of one stored model of the family (as a manifest records)."""
     model = store.load(model_spec.name, model_spec.seeds[0])
     start = time.perf_counter()
-    score = store._text_metrics if isinstance(model_spec.config, corpus.TextConfig) else store._metrics
+    score = training._text_metrics if isinstance(model_spec.config, corpus.TextConfig) else training._metrics
     score(model, model_spec)
     return time.perf_counter() - start
 
@@ -69,7 +70,7 @@ def main() -> None:
     print(f"\nmake train from scratch, estimated: {estimate / 60:.1f} min on one core, "
           f"{estimate / 60 / args.jobs:.1f} min with {args.jobs} jobs (if the cores are otherwise idle)")
     print(f"recorded train_seconds, summed: {recorded / 60:.1f} min; load average after: {os.getloadavg()[0]:.2f}")
-    print(store._describe_size())
+    print(cli._describe_size())
 
 
 if __name__ == "__main__":

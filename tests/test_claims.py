@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import torch
 from bookkit import claims as claims_tool
-from bookkit.seed_shift import claims_by_run, notebook_sha256
+from bookkit.claims import notebook_sha256
+from bookkit.seed_shift import claims_by_run
 from hypothesis import given
 from hypothesis import strategies as st
 

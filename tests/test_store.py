@@ -12,6 +12,7 @@ import torch
 
 from posenc import corpus, store
 from posenc.experiments import StopRule, TrainConfig, evaluate
+from posenc.store import cli, files, provenance, registry, training
 
 #: A family small enough to train in a second or two.
 TINY = store.ModelSpec(
@@ -27,7 +28,7 @@ TINY = store.ModelSpec(
 @pytest.fixture
 def tiny(monkeypatch):
     """TINY registered for the duration of a test only."""
-    monkeypatch.setitem(store._REGISTRY, TINY.name, TINY)
+    monkeypatch.setitem(registry._REGISTRY, TINY.name, TINY)
     return TINY
 
 
@@ -58,27 +59,27 @@ def test_a_changed_config_makes_the_manifest_stale(tmp_path, tiny, monkeypatch):
     store.retrain(tiny.name, 0, directory=tmp_path, progress=False)
     assert store.stale(tiny.name + "*", directory=tmp_path) == [f"{tiny.name} seed 1: not trained"]
     changed = replace(tiny, config=replace(tiny.config, learning_rate=1e-3))
-    monkeypatch.setitem(store._REGISTRY, tiny.name, changed)
+    monkeypatch.setitem(registry._REGISTRY, tiny.name, changed)
     assert f"{tiny.name} seed 0: code or config changed since it was trained" in store.stale(directory=tmp_path)
 
 
 def test_code_hash_ignores_docstrings_but_not_code():
-    assert store._without_docstrings('def f(x):\n    """Doc."""\n    return x  # comment\n') == (
-        store._without_docstrings("def f(x):\n    return x\n")
+    assert provenance._without_docstrings('def f(x):\n    """Doc."""\n    return x  # comment\n') == (
+        provenance._without_docstrings("def f(x):\n    return x\n")
     )
-    assert store._without_docstrings("def f(x):\n    return x\n") != store._without_docstrings(
+    assert provenance._without_docstrings("def f(x):\n    return x\n") != provenance._without_docstrings(
         "def f(x):\n    return -x\n"
     )
     assert len(store.code_hash()) == 64
     # attribute docstrings (a string after an assignment) are documentation too
-    assert store._without_docstrings('X = 1\n"""What X is."""\nclass C:\n    y = 2\n    """What y is."""\n') == (
-        store._without_docstrings("X = 1\nclass C:\n    y = 2\n")
+    assert provenance._without_docstrings('X = 1\n"""What X is."""\nclass C:\n    y = 2\n    """What y is."""\n') == (
+        provenance._without_docstrings("X = 1\nclass C:\n    y = 2\n")
     )
 
 
 def test_retrain_refuses_to_store_a_model_whose_code_changed_while_it_trained(tmp_path, tiny, monkeypatch):
     hashes = iter(["code before", "code after"])
-    monkeypatch.setattr(store, "code_hash", lambda: next(hashes))
+    monkeypatch.setattr(provenance, "code_hash", lambda: next(hashes))
     with pytest.raises(RuntimeError, match="changed on disk while .* trained"):
         store.retrain(tiny.name, 0, directory=tmp_path, progress=False)
     assert not list(tmp_path.iterdir())
@@ -128,7 +129,7 @@ def test_bad_arguments(tmp_path, tiny):
 
 
 def _stored() -> list[tuple[store.ModelSpec, int]]:
-    return [(s, seed) for s in store.specs() for seed in s.seeds if store._paths(s.name, seed)[1].is_file()]
+    return [(s, seed) for s in store.specs() for seed in s.seeds if files._paths(s.name, seed)[1].is_file()]
 
 
 def test_every_stored_model_matches_the_code_and_config_that_trained_it():
@@ -145,7 +146,7 @@ def test_every_stored_weight_file_is_plain_xz_holding_the_manifests_safetensors(
     from safetensors.torch import load as load_bytes
 
     for model_spec, seed in _stored():
-        weights, _ = store._paths(model_spec.name, seed)
+        weights, _ = files._paths(model_spec.name, seed)
         payload = lzma.decompress(weights.read_bytes(), format=lzma.FORMAT_XZ)
         assert hashlib.sha256(payload).hexdigest() == store.manifest(model_spec.name, seed)["weights_sha256"]
         tensors = load_bytes(payload)
@@ -157,7 +158,7 @@ def test_the_store_stays_within_its_budget():
     strays = [path.name for path in store.store_dir().iterdir()
               if not path.name.endswith((".json", ".safetensors.xz"))]
     assert not strays, f"neither weights nor manifests (left by an interrupted make train?): {strays}"
-    assert size["total"] <= store.STORE_BUDGET_BYTES, store._describe_size()
+    assert size["total"] <= store.STORE_BUDGET_BYTES, cli._describe_size()
 
 
 def _fastest_stored_family(task: str) -> store.ModelSpec | None:
@@ -217,11 +218,11 @@ def test_a_stored_text_model_reproduces_its_first_steps_and_its_metrics(one_thre
     """The stored text model's metrics are those of its stored weights, and its first 100 steps
     (the warm-up, the same whatever the budget) retrained here follow its stored loss curve."""
     family = store.spec("ch8-text-rope")
-    if not store._paths(family.name, 0)[1].is_file():
+    if not files._paths(family.name, 0)[1].is_file():
         pytest.skip("ch8-text-rope is not in the store yet (make train ONLY='ch8-text-*')")
     info = store.manifest(family.name, 0)
     assert info["corpus_sha256"] == corpus.CORPUS_SHA256
-    again = store._text_metrics(store.load(family.name, 0), family)
+    again = training._text_metrics(store.load(family.name, 0), family)
     for scale, result in info["metrics"]["by_scale"].items():
         assert again["by_scale"][scale]["loss"] == pytest.approx(result["loss"], abs=1e-3), scale
     warmup = family.config.warmup

@@ -10,6 +10,7 @@ import pytest
 
 from posenc import store
 from posenc.experiments import TrainConfig
+from posenc.store import provenance, registry
 
 TINY = store.ModelSpec(
     "test-restamp-lookback",
@@ -21,11 +22,11 @@ TINY = store.ModelSpec(
 
 @pytest.fixture
 def trained(tmp_path, monkeypatch):
-    monkeypatch.setitem(store._REGISTRY, TINY.name, TINY)
+    monkeypatch.setitem(registry._REGISTRY, TINY.name, TINY)
     for seed in TINY.seeds:
         store.retrain(TINY.name, seed, directory=tmp_path, progress=False)
     real = store.code_hash()
-    monkeypatch.setattr(store, "code_hash", lambda: "a changed training code " + real)
+    monkeypatch.setattr(provenance, "code_hash", lambda: "a changed training code " + real)
     return tmp_path
 
 
@@ -46,6 +47,6 @@ def test_a_seed_that_retrains_differently_or_a_changed_config_stays_stale(traine
     messages: list[str] = []
     assert store.restamp(TINY.name, directory=trained, log=messages.append) == []
     assert "retrained differently" in messages[0] and len(store.stale(TINY.name, directory=trained)) == 2
-    monkeypatch.setitem(store._REGISTRY, TINY.name, replace(TINY, config=replace(TINY.config, steps=31)))
+    monkeypatch.setitem(registry._REGISTRY, TINY.name, replace(TINY, config=replace(TINY.config, steps=31)))
     assert store.restamp(TINY.name, directory=trained, log=messages.append) == []
     assert "config changed" in messages[-1]

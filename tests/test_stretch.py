@@ -106,6 +106,7 @@ def test_a_stored_fine_tune_loads_stretched_and_goes_stale_with_its_base(tmp_pat
     from dataclasses import replace
 
     from posenc import store
+    from posenc.store import registry
 
     base = store.ModelSpec(
         "test-tiny-rope",
@@ -116,7 +117,7 @@ def test_a_stored_fine_tune_loads_stretched_and_goes_stale_with_its_base(tmp_pat
     tuned = store.ModelSpec("test-tiny-rope-pi-ft", base.config, seeds=(0,), stop=None, eval_scales=(1, 2),
                             finetune=FineTune(base.name, "pi", factor=2.0, steps=10))
     for spec in (base, tuned):
-        monkeypatch.setitem(store._REGISTRY, spec.name, spec)
+        monkeypatch.setitem(registry._REGISTRY, spec.name, spec)
     with pytest.raises(FileNotFoundError, match="make train ONLY=test-tiny-rope"):
         store.retrain(tuned.name, 0, directory=tmp_path)  # the base must be stored first
     store.retrain(base.name, 0, directory=tmp_path, progress=False)
@@ -127,7 +128,7 @@ def test_a_stored_fine_tune_loads_stretched_and_goes_stale_with_its_base(tmp_pat
     x = tokens(24)
     torch.testing.assert_close(loaded(x), model(x))
     assert store.stale("test-tiny-*", directory=tmp_path) == []
-    monkeypatch.setitem(store._REGISTRY, base.name, replace(base, config=replace(base.config, learning_rate=1e-3)))
+    monkeypatch.setitem(registry._REGISTRY, base.name, replace(base, config=replace(base.config, learning_rate=1e-3)))
     assert "test-tiny-rope-pi-ft seed 0: code or config changed since it was trained" in store.stale(
         "test-tiny-*", directory=tmp_path)
     with pytest.raises(ValueError, match="stop=None"):

@@ -10,15 +10,18 @@ Modules, one per family of position methods:
 - :mod:`posenc.rope2d`: axial two-dimensional RoPE for grids of positions
 - :mod:`posenc.heads`: splitting features into attention heads and merging them back
 - :mod:`posenc.scaling`: stretching RoPE to longer contexts (PI, NTK, dynamic NTK, YaRN, Llama 3.1)
-- :mod:`posenc.plotting`: the book's figure helpers
+- :mod:`posenc.plotting`: the book's figure helpers (a subpackage: a shared core in
+  :mod:`posenc.plotting.core` and :mod:`posenc.plotting.panels`, one module per part of the book)
 - :mod:`posenc.interactive`: figures that stay interactive on the static website (Plotly)
 - :mod:`posenc.diagnostics`: checks that scores depend on positions only through offsets
 - :mod:`posenc.utils`: seeding and machine description
 - :mod:`posenc.claims`: the claims ledger, every measured fact of the prose checked against its value
 - :mod:`posenc.benchmark`: timings of the RoPE implementations
-- :mod:`posenc.experiments`: tasks, a tiny causal transformer, training and evaluation (Part V)
+- :mod:`posenc.experiments`: tasks, a tiny causal transformer, training and evaluation (Part V; a
+  subpackage of one module each: ``config``, ``tasks``, ``model``, ``training``, ``evaluation``)
 - :mod:`posenc.store`: the book's trained models, trained once by ``make train``, shipped as
-  package data and loaded in seconds (``from posenc import store; store.load(name, seed)``)
+  package data and loaded in seconds (``from posenc import store; store.load(name, seed)``; a
+  subpackage: ``registry``, ``families``, ``files``, ``training``, ``provenance``, ``cli``)
 - :mod:`posenc.stretch`: trained RoPE models given a context-extension rule, and their short
   fine-tunes (chapter 9)
 - :mod:`posenc.corpus`: a fixed corpus of real text (CPython standard-library source, shipped

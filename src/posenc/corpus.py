@@ -9,13 +9,13 @@ the same characters (patch versions differ); :func:`corpus_files` checks them ag
 
 - Vocabulary: the 95 printable ASCII characters and the newline (:data:`ALPHABET`), plus one
   *unknown* symbol for every other character; content tokens ``0 .. VOCAB_SIZE - 1`` and
-  ``BOS = VOCAB_SIZE``, as in :func:`posenc.experiments.make_batch`.
+  ``BOS = VOCAB_SIZE``, as in :func:`posenc.experiments.tasks.make_batch`.
 - Split by file: every :data:`VALIDATION_EVERY`-th file (in sorted order) is for validation
   only, so validation text is never seen in training.
 - Batches (:func:`text_batch`): random windows of the split's text, ``[BOS, c_0, ..., c_{L-2}]``
   labelled with the next character at every position, ``[c_0, ..., c_{L-1}]``.
 - Training (:func:`train_text`) and loss by position (:func:`text_loss_by_position`) for a
-  :class:`~posenc.experiments.TinyCausalLM` of any position scheme; chapter 8's models are
+  :class:`~posenc.experiments.model.TinyCausalLM` of any position scheme; chapter 8's models are
   trained by ``make train`` into the model store (families ``ch8-text-<scheme>``).
 
 Shape legend: ``B`` windows, ``L`` tokens per window (BOS included), ``N`` characters.
@@ -66,7 +66,7 @@ UNKNOWN = len(ALPHABET)
 VOCAB_SIZE = UNKNOWN + 1
 """Content tokens (97); the model's vocabulary adds ``BOS``."""
 BOS = VOCAB_SIZE
-"""The beginning-of-sequence token (97), as in :func:`posenc.experiments.make_batch`."""
+"""The beginning-of-sequence token (97), as in :func:`posenc.experiments.tasks.make_batch`."""
 SPLITS = ("train", "validation")
 """The two parts of the corpus, disjoint by file."""
 VALIDATION_EVERY = 8
@@ -203,7 +203,7 @@ def text_batch(
 
 @dataclass(frozen=True)
 class TextConfig(TrainConfig):
-    """A character-level language model of the corpus: :class:`~posenc.experiments.TrainConfig`'s
+    """A character-level language model of the corpus: :class:`~posenc.experiments.config.TrainConfig`'s
     model and optimiser fields with ``task="text"`` and ``vocab_size = VOCAB_SIZE``.
 
     Build one with :func:`text_config`. The synthetic-task fields ``random_offsets`` and
@@ -276,10 +276,10 @@ def train_text(config: TextConfig, seed: int, *, progress: bool | None = None) -
     Args:
         config: a :class:`TextConfig`.
         seed: non-negative seed of the initial weights and of the windows drawn.
-        progress: show a progress bar (default as :func:`posenc.experiments.train`).
+        progress: show a progress bar (default as :func:`posenc.experiments.training.train`).
 
     Returns:
-        A :class:`~posenc.experiments.TrainingRun` (``stop_reason="steps"``), model in eval mode.
+        A :class:`~posenc.experiments.training.TrainingRun` (``stop_reason="steps"``), model in eval mode.
 
     Raises:
         TypeError: if ``config`` is not a :class:`TextConfig`.
@@ -310,7 +310,7 @@ def text_loss_by_position(
     on the same text. ``learned`` models give positions past their table its last row.
 
     Args:
-        model: a :class:`~posenc.experiments.TinyCausalLM` over the corpus vocabulary.
+        model: a :class:`~posenc.experiments.model.TinyCausalLM` over the corpus vocabulary.
         length: window length ``L`` (may exceed the training length).
         num_windows: windows averaged (>= 1).
         batch_size: windows per forward pass (>= 1).
@@ -320,7 +320,7 @@ def text_loss_by_position(
         likely next character is right, and the mean cross-entropy (nats), at each position.
 
     Raises:
-        TypeError: if ``model`` is not a :class:`~posenc.experiments.TinyCausalLM`.
+        TypeError: if ``model`` is not a :class:`~posenc.experiments.model.TinyCausalLM`.
         ValueError: if its vocabulary is not the corpus's, or a count is invalid.
     """
     if not isinstance(model, TinyCausalLM):

@@ -1,7 +1,7 @@
 r"""Stretching a trained RoPE model: new frequencies at inference, and a short fine-tune.
 
 Chapter 9 applies every context-extension rule of :mod:`posenc.scaling` to the rotary layers of
-a trained :class:`~posenc.experiments.TinyCausalLM` and measures it beyond the training length,
+a trained :class:`~posenc.experiments.model.TinyCausalLM` and measures it beyond the training length,
 first zero-shot, then after the same short fine-tune at the target length for every rule (as Chen
 et al. 2023 fine-tune position interpolation, with a far smaller budget). The model store
 (:mod:`posenc.store`) keeps the fine-tuned models; this module holds what both need.
@@ -125,7 +125,7 @@ def stretch(model: TinyCausalLM, rule: str, *, factor: float, train_len: int) ->
     """Give every rotary layer of ``model`` the frequencies of ``rule``, in place.
 
     Args:
-        model: a trained :class:`~posenc.experiments.TinyCausalLM` with ``position="rope"``.
+        model: a trained :class:`~posenc.experiments.model.TinyCausalLM` with ``position="rope"``.
         rule: one of :data:`STRETCH_RULES`.
         factor: scale factor ``s``.
         train_len: the length ``L`` the model was trained at.

@@ -9,7 +9,7 @@ exercise is replaced by
   function from the book's solution between ``### BEGIN SOLUTION`` and ``### END SOLUTION``
   (``nbgrader generate_assignment`` replaces it with ``raise NotImplementedError()``), and
 - a locked *autograder test* cell: the starter's checker call, whose report is printed (so the
-  diagnosis is in the student's feedback) and asserted, worth :data:`POINTS` by difficulty.
+  diagnosis is in the student's feedback) and asserted, worth :data:`~bookkit.points.POINTS` by difficulty.
 
 The course directory (``source/`` and ``nbgrader_config.py``) is written here; ``make
 assignments`` then runs ``nbgrader generate_assignment`` in nbgrader's own environment.
@@ -33,11 +33,9 @@ from pathlib import Path
 import nbformat
 
 from bookkit.exercise_catalog import SOLUTION_TAG, STARTER_TAG, read_book, strip_solutions
+from bookkit.points import DEFAULT_DIFFICULTY, POINTS
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/bookkit/ -> the repository
-#: Points of an exercise by its difficulty (stars); an exercise without a label counts as ★★.
-POINTS = {1: 1, 2: 2, 3: 3}
-DEFAULT_DIFFICULTY = 2
 NBGRADER_SCHEMA = 3
 _EXERCISE_LABEL = re.compile(r"^```\{exercise\}.*?^:label: (?P<label>[\w-]+)", re.MULTILINE | re.DOTALL)
 _SOLUTION_START = re.compile(r"\{solution-start\}\s+(?P<label>[\w-]+)")

@@ -19,6 +19,7 @@ The shifted-seed runs (:mod:`bookkit.seed_shift`) write their claims with :func:
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -53,6 +54,11 @@ def claims_of_notebook(notebook: nbformat.NotebookNode) -> list[dict[str, Any]]:
             for record in claims_of_outputs(cell.get("outputs", [])):
                 found[record["label"]] = record
     return list(found.values())
+
+
+def notebook_sha256(path: Path) -> str:
+    """The sha256 of a notebook file: which text a run's claims belong to."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def glued_keys(notebook: nbformat.NotebookNode) -> set[str]:
@@ -186,8 +192,6 @@ def format_bounds(record: Mapping[str, Any]) -> str:
 
 def current_runs(seeds: Mapping[str, Any], notebooks: Path) -> dict[str, Any]:
     """The chapters of a ``claims-seeds.json`` whose runs are of the current notebook text."""
-    from bookkit.seed_shift import notebook_sha256
-
     current = {}
     for chapter, runs in seeds.items():
         path = notebooks / f"{chapter}.ipynb"

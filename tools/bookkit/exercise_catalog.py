@@ -35,6 +35,8 @@ from typing import Any
 import nbformat
 import yaml
 
+from bookkit.points import DEFAULT_DIFFICULTY, POINTS
+
 KINDS = ("proof", "code", "find-the-bug", "conceptual")
 #: Difficulty levels, by number of stars.
 DIFFICULTIES = {
@@ -373,8 +375,6 @@ def exercise_index_markdown(chapters: Sequence[Chapter]) -> str:
 
 def checked_exercises_markdown(chapters: Sequence[Chapter]) -> str:
     """The instructor guide's table: every exercise with a checker, its stars and its nbgrader points."""
-    from bookkit.assignments import DEFAULT_DIFFICULTY, POINTS
-
     rows = ["| exercise | checker | difficulty | points |", "| --- | --- | --- | --- |"]
     for chapter in chapters:
         for exercise in chapter.exercises:

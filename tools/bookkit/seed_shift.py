@@ -23,7 +23,6 @@ ones (:mod:`bookkit.claims`).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
@@ -38,7 +37,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from bookkit.claims import claims_of_notebook
+from bookkit.claims import claims_of_notebook, notebook_sha256
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -97,11 +96,6 @@ def _timed_run(
     start = time.perf_counter()
     error, claims = run_notebook(path, offset, cache_dir, timeout)
     return error, claims, time.perf_counter() - start
-
-
-def notebook_sha256(path: Path) -> str:
-    """The sha256 of a notebook file: which text a run's claims belong to."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def claims_by_run(runs: list[tuple[Path, int, list[dict[str, Any]]]]) -> dict[str, dict[str, Any]]:

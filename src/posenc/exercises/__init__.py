@@ -49,10 +49,12 @@ Checkers:
 The package is organised as one module of shared machinery, :mod:`posenc.exercises.checking`
 (running the student's function, collecting and reporting problems), and one module per family
 of checkers: :mod:`posenc.exercises.attention`, :mod:`posenc.exercises.foundations`,
-:mod:`posenc.exercises.absolute`, :mod:`posenc.exercises.relative`, :mod:`posenc.exercises.biases`,
-:mod:`posenc.exercises.rotary`, :mod:`posenc.exercises.rotations`, :mod:`posenc.exercises.heads`,
-:mod:`posenc.exercises.longrange`, :mod:`posenc.exercises.extrapolation` and
-:mod:`posenc.exercises.scaling`. The newer checkers compare with a reference and name the typical
+:mod:`posenc.exercises.absolute`, :mod:`posenc.exercises.relative`,
+:mod:`posenc.exercises.relative_biases`, :mod:`posenc.exercises.biases`, :mod:`posenc.exercises.rotary`,
+:mod:`posenc.exercises.rotations`, :mod:`posenc.exercises.heads`, :mod:`posenc.exercises.longrange`,
+:mod:`posenc.exercises.extrapolation`, :mod:`posenc.exercises.scaling` and
+:mod:`posenc.exercises.by_parts` (the last two share the machinery of
+:mod:`posenc.exercises.frequency_rules`). The newer checkers compare with a reference and name the typical
 mistake that explains every failed case, with the first input where the answer differs. Import the checkers from
 here: the family modules are an implementation detail and may be reorganised.
 """
@@ -62,7 +64,8 @@ here: the family modules are an implementation detail and may be reorganised.
 from .checking import CheckResult  # noqa: I001
 from .attention import check_attention
 from .absolute import check_padded_positions, check_sinusoidal
-from .relative import check_shaw_index, check_relative_shift, check_t5_bucket, check_alibi_slopes
+from .relative import check_shaw_index, check_relative_shift
+from .relative_biases import check_t5_bucket, check_alibi_slopes
 from .rotary import check_apply_rope
 from .heads import check_repeat_kv
 from .rotary import check_apply_rope_2d
@@ -88,13 +91,8 @@ from .longrange import (
     check_positional_head_query,
 )
 from .extrapolation import check_extended_rows
-from .scaling import (
-    check_pi_frequencies,
-    check_ntk_frequencies,
-    check_dynamic_ntk_frequencies,
-    check_yarn_frequencies,
-    check_llama3_frequencies,
-)
+from .scaling import check_pi_frequencies, check_ntk_frequencies, check_dynamic_ntk_frequencies
+from .by_parts import check_yarn_frequencies, check_llama3_frequencies
 
 __all__ = [
     "CheckResult",

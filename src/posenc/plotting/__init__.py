@@ -1,0 +1,103 @@
+"""Plotting helpers shared by the chapters, so every figure of a kind looks the same.
+
+The book's figure-code convention (README, "Writing a chapter"): a chapter's figure is one call
+to a function of this package, d2l-style; the notebook keeps only what it derives or measures.
+Each function draws one *kind* of figure (a heatmap of a table, a curve by offset, a bias panel
+per head, ...), takes data computed by the chapter, returns the matplotlib objects it made so a
+chapter can annotate them, and is tested for what it draws (axes, labels, data).
+
+A small core that every part draws with, as d2l's ``d2l.plot`` helpers are to that book, and one
+module per part of the book; every function is importable from ``posenc.plotting`` (and from
+``posenc``) itself:
+
+- :mod:`posenc.plotting.core`: the book style, the data converters, heatmaps and labelled curves;
+- :mod:`posenc.plotting.panels`: grids of line panels, described as data;
+- :mod:`posenc.plotting.absolute`: Parts I–II (chapters 2–3, absolute encodings);
+- :mod:`posenc.plotting.relative`: Part III (chapter 4, relative encodings);
+- :mod:`posenc.plotting.rotary`: chapters 5–6 (Part IV, rotary embeddings);
+- :mod:`posenc.plotting.longrange`: chapter 7 (Part IV, RoPE at long range);
+- :mod:`posenc.plotting.extrapolation`: Part V (chapters 8–9, trained models beyond their length).
+"""
+
+from .absolute import (
+    binary_beside_table,
+    curve_slider,
+    extrapolation_panels,
+    gram_by_offset,
+    histograms,
+    pair_on_circle,
+    pair_walk,
+    similarity_heatmaps,
+    table_profile,
+    table_slider,
+)
+from .core import curves, heatmap, heatmaps, use_book_style, xy_curves
+from .extrapolation import accuracy_panels, loss_by_position, loss_by_position_over_seeds, loss_curves
+from .longrange import (
+    WindowSummary,
+    band_traces,
+    bound_panels,
+    decay_slider,
+    log_windows,
+    precision_panels,
+    score_panels,
+    wavelength_ladders,
+)
+from .panels import Curve, LinePanel, Reference, line_panels
+from .relative import SkewStages, bias_by_head_slider, curves_by_offset, offset_matrices, skew_diagram, skew_stages
+from .rotary import (
+    frequency_bands,
+    offset_profiles,
+    orbit_and_terms,
+    plane_vectors,
+    rotating_pairs_figure,
+    scores_beside_profiles,
+    weight_maps_with_difference,
+)
+
+__all__ = [
+    "heatmap",
+    "heatmaps",
+    "use_book_style",
+    "curves",
+    "histograms",
+    "pair_walk",
+    "similarity_heatmaps",
+    "table_profile",
+    "binary_beside_table",
+    "curve_slider",
+    "extrapolation_panels",
+    "gram_by_offset",
+    "pair_on_circle",
+    "table_slider",
+    "xy_curves",
+    "SkewStages",
+    "skew_diagram",
+    "skew_stages",
+    "bias_by_head_slider",
+    "curves_by_offset",
+    "offset_matrices",
+    "offset_profiles",
+    "plane_vectors",
+    "rotating_pairs_figure",
+    "scores_beside_profiles",
+    "frequency_bands",
+    "weight_maps_with_difference",
+    "orbit_and_terms",
+    "Curve",
+    "LinePanel",
+    "Reference",
+    "WindowSummary",
+    "band_traces",
+    "line_panels",
+    "log_windows",
+    "bound_panels",
+    "decay_slider",
+    "precision_panels",
+    "score_panels",
+    "wavelength_ladders",
+    "accuracy_panels",
+    "loss_by_position",
+    "loss_by_position_over_seeds",
+    "loss_curves",
+]

@@ -1,0 +1,140 @@
+"""The book's families of stored models, one section per chapter; each adds its families with
+``register(ModelSpec(...))``, in the order ``make train`` trains them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import corpus, multihead, stretch
+from ..experiments import TrainConfig
+from .registry import ModelSpec, register, spec
+
+__all__ = [
+    "CH4_LOOKBACK",
+    "CH4_SHAW_CLIPS",
+    "CH8_RANDOMIZED",
+    "CH8_RANDOMIZED_RANGE",
+    "CH8_OFFSETS",
+    "CH8_SEEDS",
+    "CH8_TASKS",
+    "CH8_TEXT_SEEDS",
+    "CH9_FACTOR",
+    "CH9_FINETUNE_RULES",
+    "CH9_FINETUNE_TASK",
+    "CH9_TASKS",
+    "ch8_config",
+]
+
+
+# --------------------------------------------------------------------------- chapter 8
+# The matrix: 2 tasks x 7 schemes x 5 seeds, d_model 64, 4 heads of dimension 16, 2 layers,
+# batch 32, L = 32, AdamW 3e-3, 100 warm-up steps then a constant rate, stopped once the
+# held-out accuracy at L reaches 0.99 of its ceiling (checked every 50 steps, cap 2000).
+CH8_TASKS = ("lookback", "recall")
+"""The tasks of chapter 8's matrix (:func:`posenc.experiments.tasks.make_batch`)."""
+CH8_SHAW_CLIP = 16  # half the training length: Shaw's far vector is trained
+
+
+def ch8_config(task: str, position: str, **changes: Any) -> TrainConfig:
+    """Chapter 8's training configuration for ``task`` and ``position`` (fields overridable)."""
+    options: dict[str, Any] = {
+        "task": task, "position": position, "vocab_size": 16, "dim": 64,
+        "num_heads": 4, "num_layers": 2, "train_len": 32, "steps": 2000, "batch_size": 32,
+        "learning_rate": 3e-3, "schedule": "constant", "warmup_steps": 100,
+        "shaw_clip": CH8_SHAW_CLIP if position == "shaw" else None,
+    }
+    options.update(changes)
+    return TrainConfig(**options)
+
+
+# (The synthetic Markov language of the second edition gave way to real text, ch8-text-*; a
+# family's fingerprint does not depend on its list of seeds, so seeds can be added here.)
+CH8_SEEDS = {"lookback": (0, 1, 2, 3, 4), "recall": (0, 1, 2, 3, 4)}
+"""The training seeds of chapter 8's families, by task."""
+for _task in CH8_TASKS:
+    for _position in multihead.POSITION_SCHEMES:
+        register(ModelSpec(f"ch8-{_task}-{_position}", ch8_config(_task, _position), seeds=CH8_SEEDS[_task],
+                           description=f"chapter 8 matrix: {_task}, {_position}"))
+
+
+# What ALiBi needs on look-back: within the matrix's cap, two layers come close on every seed but
+# do not meet the stopping rule; a third layer lets it build the offset from content.
+register(ModelSpec("ch8-lookback-alibi-3layers", ch8_config("lookback", "alibi", num_layers=3),
+                   seeds=CH8_SEEDS["lookback"], description="chapter 8: ALiBi on look-back with three layers"))
+
+
+# The anchor of Ruoss et al. (2023), in miniature: both tasks trained, checked and evaluated at L
+# positions drawn from 0..32L-1 and sorted (the paper draws from 2048 positions and trains at
+# lengths up to 40), so that no evaluated position is new, even at 16L. The cap is three times the
+# matrix's: with random gaps, "three tokens back" is no longer a fixed distance, and look-back
+# takes longer to learn.
+CH8_RANDOMIZED = ("learned", "sinusoidal", "rope")
+"""The schemes trained at randomized positions (Ruoss et al. 2023), on both tasks."""
+CH8_RANDOMIZED_RANGE = 32 * 32
+"""The range ``0..CH8_RANDOMIZED_RANGE - 1`` that randomized positions are drawn from (32 L)."""
+for _task in CH8_TASKS:
+    for _position in CH8_RANDOMIZED:
+        register(ModelSpec(f"ch8-{_task}-{_position}-randpos",
+                           ch8_config(_task, _position, randomized_positions=CH8_RANDOMIZED_RANGE, steps=6000),
+                           seeds=CH8_SEEDS[_task],
+                           description=f"chapter 8 anchor (Ruoss et al. 2023): randomized positions, {_task}, "
+                                       f"{_position}"))
+
+
+# Random offsets (the second edition's exercise 4): every training batch placed at positions
+# o, o + 1, ... with o drawn from 0..7L, so that the absolute schemes meet every position up to 8L.
+CH8_OFFSETS = ("sinusoidal", "learned")
+"""The schemes trained on look-back at random offsets (``random_offsets = 7 L``)."""
+for _position in CH8_OFFSETS:
+    register(ModelSpec(f"ch8-lookback-{_position}-offsets",
+                       ch8_config("lookback", _position, random_offsets=7 * 32), seeds=CH8_SEEDS["lookback"],
+                       description=f"chapter 8: look-back at random offsets 0..7L, {_position}"))
+
+# Real text: a character-level language model of every scheme on the corpus of posenc.corpus
+# (d_model 64, 4 heads, 2 layers, L = 64, 1500 steps with warm-up and cosine decay), scored by
+# validation loss at every position up to 8L.
+CH8_TEXT_SEEDS = (0, 1, 2, 3, 4)
+"""The training seeds of chapter 8's text models (families ``ch8-text-<scheme>``)."""
+for _position in multihead.POSITION_SCHEMES:
+    register(ModelSpec(f"ch8-text-{_position}", corpus.text_config(_position), seeds=CH8_TEXT_SEEDS, stop=None,
+                       eval_scales=(1, 2, 4, 8), description=f"chapter 8 real text: {_position}"))
+
+
+# --------------------------------------------------------------------------- chapter 4
+# One layer (so that no offset can be composed from two smaller ones), look-back k = 4, otherwise
+# chapter 8's setting. T5: which bias does each bucket learn? Shaw: the clipping distance as an
+# ablation; offset 4 has a vector of its own only when c >= 5 (clip(-4) = clip(-5) = -4 at c = 4).
+CH4_LOOKBACK = 4
+"""The offset of chapter 4's one-layer look-back models."""
+CH4_SHAW_CLIPS = (2, 4, 8)
+"""The clipping distances of chapter 4's Shaw ablation."""
+register(ModelSpec("ch4-lookback-t5", ch8_config("lookback", "t5", lookback=CH4_LOOKBACK, num_layers=1, steps=600),
+                   seeds=(0, 1, 2), description="chapter 4: the buckets a one-layer T5-bias model learns"))
+for _clip in CH4_SHAW_CLIPS:
+    register(ModelSpec(f"ch4-lookback-shaw-c{_clip}",
+                       ch8_config("lookback", "shaw", lookback=CH4_LOOKBACK, num_layers=1, steps=400, shaw_clip=_clip),
+                       seeds=(0, 1, 2), description=f"chapter 4: Shaw's clipping distance c = {_clip} (ablation)"))
+
+
+# --------------------------------------------------------------------------- chapter 9
+# RoPE models with heads of dimension 32 (16 pairs, so that PI, NTK and YaRN differ in kind),
+# otherwise chapter 8's protocol. Then, on the task that no rule solves zero-shot (recall), every
+# rule's fine-tune at L' = 4L with one budget: 300 steps of 16 sequences at a constant rate 1e-3;
+# the control, "rope", fine-tunes at 4L with the trained frequencies.
+CH9_TASKS = ("lookback", "recall")
+"""The tasks of chapter 9's base RoPE models (heads of dimension 32)."""
+CH9_FINETUNE_TASK = "recall"
+"""The task chapter 9 fine-tunes at the target length."""
+CH9_FINETUNE_RULES = ("rope", "pi", "ntk", "yarn", "yarn-paper")
+"""The rules of :mod:`posenc.stretch` that chapter 9 fine-tunes (``rope`` is the control)."""
+CH9_FACTOR = 4.0
+"""Chapter 9's scale factor ``s``: fine-tunes run at ``L' = s L``."""
+
+for _task in CH9_TASKS:
+    register(ModelSpec(f"ch9-{_task}-rope", ch8_config(_task, "rope", num_heads=2),
+                       description=f"chapter 9 base: {_task}, rope, head dim 32"))
+for _rule in CH9_FINETUNE_RULES:
+    register(ModelSpec(f"ch9-{CH9_FINETUNE_TASK}-{_rule}-ft", spec(f"ch9-{CH9_FINETUNE_TASK}-rope").config,
+                       stop=None, eval_scales=(1, 2, 4, 8),
+                       finetune=stretch.FineTune(f"ch9-{CH9_FINETUNE_TASK}-rope", _rule, factor=CH9_FACTOR, steps=300),
+                       description=f"chapter 9 fine-tune: {CH9_FINETUNE_TASK}, {_rule} at {CH9_FACTOR:g} L"))
