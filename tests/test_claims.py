@@ -130,6 +130,10 @@ def test_agree_prints_every_gap_and_claims_each_is_below_the_tolerance(ledger, c
     assert claim.form == "at_most" and claim.count == 2 and math.isclose(claim.value, 3e-8, rel_tol=1e-6)
     with pytest.raises(ClaimError, match="at most 1e-06"):
         ledger.agree("mismatch", WORDS, {"max gap": 2e-6}, 1e-6)
+    with pytest.raises(ClaimError, match="NaN"):
+        ledger.agree("nan-gap", WORDS, {"max gap": float("nan")}, 1e-6)
+    with pytest.raises(TypeError, match="must be a string"):
+        ledger.agree("unnamed", WORDS, {1: 0.0}, 1e-6)
 
 
 # ---- records, margins and fragility -----------------------------------------------------------

@@ -1,44 +1,10 @@
-"""Tests of posenc.utils.check_gaps: what it prints, what it accepts, and when it fails."""
+"""Tests of posenc.utils.show_error: what it prints, what it accepts, and when it fails."""
 
 from __future__ import annotations
 
 import pytest
-import torch
 
-from posenc import check_gaps, report, show_error
-
-
-def test_prints_one_report_row_per_gap_in_order(capsys: pytest.CaptureFixture[str]) -> None:
-    check_gaps({"first": 1e-7, "second": torch.tensor(2e-6)}, 1e-5, width=10)
-    printed = capsys.readouterr().out
-    report("first", 1e-7, 10)
-    report("second", 2e-6, 10)
-    assert printed == capsys.readouterr().out
-    assert printed.splitlines()[0].startswith("first") and printed.splitlines()[1].endswith("2.0e-06")
-
-
-def test_fails_naming_every_gap_that_is_not_below_the_tolerance() -> None:
-    with pytest.raises(AssertionError, match=r"b = 1\.0e-03; c = 1\.0e-02") as caught:
-        check_gaps({"a": 0.0, "b": 1e-3, "c": 1e-2}, 1e-3)
-    assert "a =" not in str(caught.value)
-
-
-@pytest.mark.parametrize(
-    ("gaps", "below", "error", "message"),
-    [
-        ([("a", 0.0)], 1e-5, TypeError, "mapping"),
-        ({}, 1e-5, ValueError, "empty"),
-        ({1: 0.0}, 1e-5, TypeError, "string"),
-        ({"a": "0"}, 1e-5, TypeError, "real number"),
-        ({"a": torch.zeros(2)}, 1e-5, TypeError, "real number"),
-        ({"a": float("nan")}, 1e-5, ValueError, "NaN"),
-        ({"a": 0.0}, 0.0, ValueError, "> 0"),
-        ({"a": 0.0}, "1e-5", TypeError, "real number"),
-    ],
-)
-def test_rejects_bad_arguments(gaps: object, below: object, error: type[Exception], message: str) -> None:
-    with pytest.raises(error, match=message):
-        check_gaps(gaps, below)  # type: ignore[arg-type]
+from posenc import show_error
 
 
 def test_show_error_prints_the_first_line_wrapped(capsys: pytest.CaptureFixture[str]) -> None:

@@ -110,7 +110,6 @@ from .scaling import (
 )
 from .utils import (
     SEED_OFFSET_VARIABLE,
-    check_gaps,
     describe_machine,
     max_abs_diff,
     report,
@@ -155,7 +154,6 @@ __all__ = [
     "build_model",
     "cache_path",
     "causal_mask",
-    "check_gaps",
     "clipped_relative_positions",
     "complex_pairs",
     "describe_machine",

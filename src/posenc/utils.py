@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import numbers
 import os
 import platform
 import random
 import textwrap
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -16,7 +15,6 @@ from ._validation import check_int
 
 __all__ = [
     "SEED_OFFSET_VARIABLE",
-    "check_gaps",
     "describe_machine",
     "max_abs_diff",
     "report",
@@ -99,50 +97,6 @@ def report(label: str, value: float, width: int = 44) -> None:
     Chapters use it to print checks such as ``report("max |A - B|", max_abs_diff(A, B))``.
     """
     print(f"{label:<{width}}{value:>10.1e}")
-
-
-def check_gaps(gaps: Mapping[str, float | torch.Tensor], below: float, width: int = 44) -> None:
-    """Report every gap of ``gaps`` with :func:`report`, then check that each is below ``below``.
-
-    The chapters' checks of the form "these computations agree to rounding" in one call::
-
-        check_gaps({"ours vs posenc": max_abs_diff(a, b), "ours vs PyTorch": max_abs_diff(a, c)}, 1e-5)
-
-    Args:
-        gaps: labels and gaps, in the order to print them; a gap is a real number or a
-            one-element tensor.
-        below: the tolerance, a finite number > 0; every gap must be strictly smaller.
-        width: width of the label column, as in :func:`report`.
-
-    Raises:
-        TypeError: if ``gaps`` is not a mapping of strings to numbers, or ``below`` is not a number.
-        ValueError: if ``gaps`` is empty, a gap is NaN, or ``below`` is not a finite number > 0.
-        AssertionError: if a gap is not below ``below`` (the message names every such gap).
-    """
-    if not isinstance(gaps, Mapping):
-        raise TypeError(f"gaps must be a mapping of labels to numbers, got {type(gaps).__name__}")
-    if not gaps:
-        raise ValueError("gaps is empty: there is nothing to check")
-    if isinstance(below, bool) or not isinstance(below, numbers.Real):
-        raise TypeError(f"below must be a real number, got {type(below).__name__} {below!r}")
-    if not 0 < below < float("inf"):
-        raise ValueError(f"below must be a finite number > 0, got {below}")
-    values = {}
-    for label, gap in gaps.items():
-        if not isinstance(label, str):
-            raise TypeError(f"every label of gaps must be a string, got {type(label).__name__} {label!r}")
-        if isinstance(gap, torch.Tensor) and gap.numel() == 1:
-            gap = gap.item()
-        if isinstance(gap, bool) or not isinstance(gap, numbers.Real):
-            raise TypeError(f"the gap of {label!r} must be a real number, got {type(gap).__name__}")
-        if gap != gap:
-            raise ValueError(f"the gap of {label!r} is NaN")
-        values[label] = float(gap)
-    for label, gap in values.items():
-        report(label, gap, width)
-    too_large = [f"{label} = {gap:.1e}" for label, gap in values.items() if not gap < below]
-    if too_large:
-        raise AssertionError(f"not below {below:.1e}: " + "; ".join(too_large))
 
 
 def show_error(
