@@ -147,7 +147,7 @@ class Ledger:
         TypeError: if ``chapter`` is not a string.
         ValueError: if ``chapter`` is empty.
 
-    Every form returns the value it was given, so a claim can stand inside an expression. A label
+    The forms return nothing, so a claim that ends a notebook cell adds no output to it. A label
     may be stated once per run; stating it again from a later notebook cell execution (a re-run
     cell) replaces the earlier record.
     """
@@ -164,7 +164,7 @@ class Ledger:
 
     # ---- the forms --------------------------------------------------------------------------
 
-    def between(self, label: str, words: str, value: object, low: float, high: float) -> Any:
+    def between(self, label: str, words: str, value: object, low: float, high: float) -> None:
         """Claim ``low <= value <= high`` (for several values: each of them).
 
         Args:
@@ -173,8 +173,6 @@ class Ledger:
             value: a real number, or several (a sequence, array or tensor of real numbers).
             low, high: finite bounds with ``low < high``.
 
-        Returns:
-            ``value``, unchanged.
 
         Raises:
             TypeError: if an argument has the wrong type (a bool is not a number here).
@@ -190,9 +188,9 @@ class Ledger:
         def margin(x: float) -> float:
             return min(x - low, high - x) / width
 
-        return self._numeric(label, words, value, "between", {"low": low, "high": high}, margin)
+        self._numeric(label, words, value, "between", {"low": low, "high": high}, margin)
 
-    def at_least(self, label: str, words: str, value: object, bound: float, *, scale: float | None = None) -> Any:
+    def at_least(self, label: str, words: str, value: object, bound: float, *, scale: float | None = None) -> None:
         """Claim ``value >= bound`` (for several values: each of them).
 
         Args:
@@ -203,8 +201,6 @@ class Ledger:
                 0). Give the natural room of the quantity where ``|bound|`` is not it, e.g.
                 ``scale=0.06`` for an accuracy of at least 0.94 (the room up to 1).
 
-        Returns:
-            ``value``, unchanged.
 
         Raises:
             TypeError, ValueError: as for :meth:`between`, and if ``bound`` is not finite or
@@ -217,9 +213,9 @@ class Ledger:
         def margin(x: float) -> float:
             return (x - bound) / scale if scale else x - bound
 
-        return self._numeric(label, words, value, "at_least", {"low": bound}, margin, has_width=bool(scale))
+        self._numeric(label, words, value, "at_least", {"low": bound}, margin, has_width=bool(scale))
 
-    def at_most(self, label: str, words: str, value: object, bound: float, *, scale: float | None = None) -> Any:
+    def at_most(self, label: str, words: str, value: object, bound: float, *, scale: float | None = None) -> None:
         """Claim ``value <= bound`` (for several values: each of them).
 
         Args:
@@ -228,8 +224,6 @@ class Ledger:
             scale: the width the margin is measured against: the margin is
                 ``(bound - value) / scale``; by default ``|bound|`` (no margin for a bound of 0).
 
-        Returns:
-            ``value``, unchanged.
 
         Raises:
             TypeError, ValueError: as for :meth:`at_least`.
@@ -241,18 +235,16 @@ class Ledger:
         def margin(x: float) -> float:
             return (bound - x) / scale if scale else bound - x
 
-        return self._numeric(label, words, value, "at_most", {"high": bound}, margin, has_width=bool(scale))
+        self._numeric(label, words, value, "at_most", {"high": bound}, margin, has_width=bool(scale))
 
     def close_to(
         self, label: str, words: str, value: object, target: float, *, abs_tol: float = 0.0, rel_tol: float = 0.0
-    ) -> Any:
+    ) -> None:
         """Claim ``|value - target| <= max(abs_tol, rel_tol * |target|)`` (each value, for several).
 
         This is :meth:`between` on ``[target - tolerance, target + tolerance]``, and its margin is
         measured the same way (a value equal to the target has margin 0.5).
 
-        Returns:
-            ``value``, unchanged.
 
         Raises:
             TypeError, ValueError: as for :meth:`between`, and if ``target`` is not finite or the
@@ -272,9 +264,9 @@ class Ledger:
             return min(x - low, high - x) / (2 * tolerance)
 
         bounds = {"low": low, "high": high, "target": target, "tolerance": tolerance}
-        return self._numeric(label, words, value, "close_to", bounds, margin)
+        self._numeric(label, words, value, "close_to", bounds, margin)
 
-    def agree(self, label: str, words: str, gaps: Mapping[str, object], below: float) -> Mapping[str, object]:
+    def agree(self, label: str, words: str, gaps: Mapping[str, object], below: float) -> None:
         """Claim that computations agree: print each gap, then claim every gap is at most ``below``.
 
         The chapters' "these agree to rounding" checks in one call; each gap is printed as a row
@@ -289,8 +281,6 @@ class Ledger:
                 one-element tensor), in the order to print them.
             below: the tolerance, a finite number > 0; the margin is ``(below - gap) / below``.
 
-        Returns:
-            ``gaps``, unchanged.
 
         Raises:
             TypeError: if ``gaps`` is not a mapping of strings to numbers, or ``below`` is not a number.
@@ -315,15 +305,12 @@ class Ledger:
         for name, gap in zip(gaps, values, strict=True):
             report(name, gap)
         self.at_most(label, words, values, below)
-        return gaps
 
-    def equals(self, label: str, words: str, value: object, expected: object) -> Any:
+    def equals(self, label: str, words: str, value: object, expected: object) -> None:
         """Claim ``value == expected``: exact equality of numbers, strings, or lists of them.
 
         Tensors and arrays are compared as lists. A claim of this form has no margin.
 
-        Returns:
-            ``value``, unchanged.
 
         Raises:
             TypeError: if the label or words are not strings.
@@ -337,16 +324,13 @@ class Ledger:
         self._record(claim)
         if not held:
             raise ClaimError(f"{self._name(label)} does not hold: {words}: measured {measured!r}, expected {wanted!r}")
-        return value
 
-    def holds(self, label: str, words: str, condition: object, **values: object) -> bool:
+    def holds(self, label: str, words: str, condition: object, **values: object) -> None:
         """Claim that ``condition`` is true, recording the ``values`` that decide it.
 
         For claims that are neither a bound nor an equality, e.g. "the slow part dips below zero
         and comes back up": ``claims.holds("slow-dips", words, low < 0 < last, low=low, last=last)``.
 
-        Returns:
-            ``True``.
 
         Raises:
             TypeError: if ``condition`` is not a bool (or a one-element boolean tensor or array),
@@ -364,15 +348,12 @@ class Ledger:
         self._record(claim)
         if not held:
             raise ClaimError(f"{self._name(label)} does not hold: {words}: deciding values {deciding}")
-        return True
 
-    def glue(self, name: str, value: object) -> Any:
+    def glue(self, name: str, value: object) -> None:
         """Glue a measured number (or text) the prose states without a bound, under ``name``.
 
         In a notebook the value is glued for ``{glue:text}`name```; elsewhere nothing is shown.
 
-        Returns:
-            ``value``, unchanged.
 
         Raises:
             TypeError: if ``name`` is not a string, or ``value`` is not a number or a string.
@@ -383,7 +364,6 @@ class Ledger:
         if isinstance(plain, bool) or not isinstance(plain, int | float | str):
             raise TypeError(f"glue takes one number or a string, got {type(value).__name__}")
         _display(name, plain, None)
-        return value
 
     # ---- the ledger -------------------------------------------------------------------------
 
@@ -418,7 +398,7 @@ class Ledger:
         bounds: dict[str, float],
         margin_of: Any,
         has_width: bool = True,
-    ) -> Any:
+    ) -> None:
         self._check_label_and_words(label, words)
         measured = _numbers(value)
         if any(math.isnan(x) for x in measured):
@@ -451,7 +431,6 @@ class Ledger:
         if several:
             _display(f"{label}-min", min(measured), None)
             _display(f"{label}-max", max(measured), None)
-        return value
 
     def _record(self, claim: Claim) -> None:
         self.claims[claim.label] = claim
