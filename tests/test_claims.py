@@ -232,8 +232,8 @@ def test_in_a_notebook_each_claim_is_glued_and_recorded_and_a_rerun_cell_replace
     # A claim ending a cell shows nothing; glued outputs are hidden (myst-nb's no-display prefix)
     # and hold plain numbers.
     assert [o.output_type for o in notebook.cells[2].outputs] == ["display_data"]
-    outputs = [o for o in notebook.cells[1].outputs if o.get("metadata", {}).get("scrapbook", {}).get("name") == "noise"
-               ]
+    named = [(o.get("metadata", {}).get("scrapbook", {}).get("name"), o) for o in notebook.cells[1].outputs]
+    outputs = [output for name, output in named if name == "noise"]
     assert outputs and outputs[0].data == {"application/papermill.record/text/plain": "0.0153"}
 
 
