@@ -46,8 +46,10 @@ Checkers:
   :func:`check_dynamic_ntk_frequencies`, :func:`check_yarn_frequencies`,
   :func:`check_llama3_frequencies`: one per context-extension rule of Part V
 
-The package is organised as one module of shared machinery, :mod:`posenc.exercises.checking`
-(running the student's function, collecting and reporting problems), and one module per family
+The package is organised as two modules of shared machinery, :mod:`posenc.exercises.checking`
+(running the student's function, collecting and reporting problems) and
+:mod:`posenc.exercises.comparing` (comparing with a reference, naming the mistake that explains the
+wrong entries or the property they break), and one module per family
 of checkers: :mod:`posenc.exercises.attention`, :mod:`posenc.exercises.foundations`,
 :mod:`posenc.exercises.absolute`, :mod:`posenc.exercises.relative`,
 :mod:`posenc.exercises.relative_biases`, :mod:`posenc.exercises.biases`, :mod:`posenc.exercises.rotary`,

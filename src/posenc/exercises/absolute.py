@@ -96,8 +96,9 @@ def check_padded_positions(fn: Callable[..., Any], padding_idx: int = 1) -> Chec
 
     Diagnosed mistakes: counting slots instead of real tokens (right padding works, left padding
     does not); padding tokens not set to ``padding_idx``; positions off by one (starting at
-    ``padding_idx`` or ``padding_idx + 2``); the ``padding_idx`` argument ignored; wrong shape or
-    dtype; input modified in place; exceptions.
+    ``padding_idx`` or ``padding_idx + 2``); the ``padding_idx`` argument ignored; wrong shape; a
+    float or boolean dtype (another integer dtype, such as int32, passes with a note: indices are
+    usually int64); input modified in place; exceptions.
 
     Args:
         fn: the student's function.
@@ -487,14 +488,16 @@ def _diagnose_sinusoid(
     rows_error = error.max(dim=-1).values
     near = rows_error[: min(seq_len, 16)]
     row = int(torch.argmax(rows_error))
-    if seq_len > 16 and bool((near <= 1e-5).all()) and float(rows_error.max()) < 0.5:
+    # Lost precision spreads over many entries; a few wrong entries are a different slip, not the arithmetic.
+    spread = int((error > 1e-5).sum()) >= max(4, error.numel() // 10)
+    if spread and seq_len > 16 and bool((near <= 1e-5).all()) and float(rows_error.max()) < 0.5:
         return _Problem(
             "precision",
             f"{call}: your table matches the reference at small positions but drifts at far ones (error "
             f"{float(rows_error[row]):.1e} at position {row}), more than float32 angles explain: the angles i·θ_ℓ lose "
             "precision — form them in float64 (or at least float32) and cast the table at the end",
         )
-    if bool((near <= 1e-2).all()):
+    if spread and bool((near <= 1e-2).all()):
         return _Problem(
             "precision",
             f"{located(None)}: your table is close to the reference but not accurate enough (error up to "

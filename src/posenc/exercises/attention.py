@@ -128,6 +128,9 @@ def _diagnose_weights(
                 f"(mask False), but its weight is {_num(float(got[index]))}; your weights equal the "
                 "unmasked softmax. Set the masked scores to -inf before the softmax",
             )
+        problem = _mask_misuse(got, q, k, full_mask, call)
+        if problem is not None:
+            return problem
     row_sums = got.sum(-1)
     bad_rows = (row_sums - 1).abs() > 1e-4
     if _close(got, _attention_reference(q, k, mask, scale=math.sqrt(d), dim=-2)) or (
@@ -186,6 +189,41 @@ def _diagnose_weights(
     )
 
 
+def _mask_misuse(
+    got: torch.Tensor, q: torch.Tensor, k: torch.Tensor, full_mask: torch.Tensor, call: str,
+) -> _Problem | None:
+    """A mask used at the wrong place or as the wrong thing: after the softmax, added as numbers, or replaced."""
+    d = q.shape[-1]
+    unmasked = _attention_reference(q, k, None, scale=math.sqrt(d))
+    if _close(got, unmasked * full_mask):
+        return _Problem(
+            "mask after softmax",
+            f"in {call}, your weights are the unmasked softmax with the masked keys set to 0 afterwards: the "
+            "remaining weights of a row then sum to less than 1. Mask the scores before the softmax "
+            "(scores.masked_fill(~mask, float('-inf'))), so that the softmax normalises over the allowed keys",
+        )
+    scores = q.double() @ k.double().transpose(-2, -1) / math.sqrt(d)
+    for added, how in ((full_mask.double(), "+1 where allowed"), (-full_mask.double(), "-1 where allowed")):
+        if _close(got, torch.softmax(scores + added, dim=-1)):
+            return _Problem(
+                "mask added",
+                f"in {call}, you added the boolean mask to the scores as a number ({how}): that shifts the "
+                "scores by 1 instead of excluding keys. Set the masked scores to -inf: "
+                "scores.masked_fill(~mask, float('-inf'))",
+            )
+    length = full_mask.shape[-1]
+    causal = torch.ones(full_mask.shape[-2], length, dtype=torch.bool).tril(length - full_mask.shape[-2])
+    if not bool(torch.equal(causal.expand(full_mask.shape), full_mask)) and _close(
+        got, _attention_reference(q, k, causal, scale=math.sqrt(d))
+    ):
+        return _Problem(
+            "mask replaced",
+            f"in {call}, your weights follow a causal mask (torch.tril) rather than the mask argument: use the "
+            "mask you are given (True = may attend); it may be a padding mask or any other pattern",
+        )
+    return None
+
+
 def _diagnose_output(
     got: torch.Tensor, expected: torch.Tensor, weights: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
     v: torch.Tensor, call: str,
@@ -232,8 +270,9 @@ def check_attention(fn: Callable[..., Any]) -> CheckResult:
 
     Diagnosed mistakes: softmax over the wrong axis; missing ``1/sqrt(d)`` scaling, or scaling by
     ``d``, ``sqrt(dv)``, ``dv`` or a sequence length; mask convention inverted; mask ignored;
-    masked keys with nonzero weight; output not ``weights @ v``; outputs swapped; wrong shapes or
-    dtype; inputs modified in place; exceptions.
+    masked keys with nonzero weight; the mask applied after the softmax, added to the scores as
+    numbers, or replaced by a causal mask; output not ``weights @ v``; outputs swapped; wrong
+    shapes or dtype; inputs modified in place; exceptions.
 
     Args:
         fn: the student's function.

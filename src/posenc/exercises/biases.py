@@ -16,7 +16,8 @@ from typing import Any
 
 import torch
 
-from .checking import CheckResult, _Case, _Mistake, _public, _simple_checker
+from .checking import CheckResult, _public
+from .comparing import _Case, _Mistake, _simple_checker
 
 __all__ = ["check_alibi_bias_at_positions", "check_alibi_bias_from_slopes", "check_reversal_gap"]
 
@@ -60,15 +61,26 @@ _FROM_SLOPES_MISTAKES = [
              lambda m, n: m.double()[None, None, :] * _offsets(n)),
     _Mistake("alibi divided", "you divided the offsets by the slopes: the bias is the slope times the offset",
              lambda m, n: _offsets(n) / m.double()[:, None, None]),
-    _Mistake("alibi heads reversed", "your heads are in the reverse order: head 0 has the largest slope, "
-             "slopes[0] = 2^(-8/h)",
+    _Mistake("alibi heads reversed", "your heads are in the reverse order: head r must use slopes[r], the "
+             "slopes in the order they are given",
              lambda m, n: m.double().flip(0)[:, None, None] * _offsets(n)),
+    _Mistake("alibi own slopes", "your bias ignores the slopes it is given and recomputes ALiBi's 2^(-8(r+1)/h): "
+             "use the slopes argument, which need not follow that rule (other head counts, learned slopes)",
+             lambda m, n: _slopes(len(m))[:, None, None] * _offsets(n)),
+    _Mistake("alibi heads last", "your heads are on the last axis, (n, n, h): the bias has shape (h, n, n), one "
+             "(n, n) matrix per head, slopes[:, None, None] * (j - i)",
+             lambda m, n: (_offsets(n)[:, :, None] * m.double()).contiguous()),
 ]
 
 
 def _from_slopes_cases(generator: torch.Generator) -> list[_Case]:
-    return [_Case((_slopes(h).float(), n), f"fn(slopes of {h} heads, "
+    cases = [_Case((_slopes(h).float(), n), f"fn(slopes of {h} heads, "
         f"length={n})") for h, n in [(4, 6), (8, 5), (4, 4), (12, 9)]]
+    # Slopes that do not follow ALiBi's rule (learned ones, in no order): a bias that recomputes them fails.
+    for h, n in [(6, 7), (3, 5)]:
+        slopes = (0.05 + 0.9 * torch.rand(h, generator=generator, dtype=torch.float64)).float()
+        cases.append(_Case((slopes, n), f"fn(slopes {[round(v, 3) for v in slopes.tolist()]}, length={n})"))
+    return cases
 
 
 @_public
@@ -76,12 +88,14 @@ def check_alibi_bias_from_slopes(fn: Callable[..., Any]) -> CheckResult:
     """Check ``fn(slopes, length)``: the causal ALiBi bias ``m_r (j - i)``, shape ``(h, n, n)``.
 
     Only the visible entries ``j <= i`` are compared (within 1e-5): above the diagonal any value,
-    ``-inf`` included, is accepted. Named mistakes: the sign, the key-only form ``m_r j``, slopes
-    missing, broadcast on the key axis, dividing by them, heads in reverse order.
+    ``-inf`` included, is accepted. Some hidden slopes do not follow ALiBi's rule. Named mistakes:
+    the sign, the key-only form ``m_r j``, slopes missing, broadcast on the key axis, dividing by
+    them, heads in reverse order, ALiBi's own slopes instead of the given ones, heads on the last
+    axis.
     """
     return _simple_checker(
         "ALiBi bias from slopes", fn, _from_slopes_cases, reference_alibi_bias_from_slopes, _FROM_SLOPES_MISTAKES,
-        ["m_r (j - i) on every visible entry, for 4 hidden numbers of heads and lengths"],
+        ["m_r (j - i) on every visible entry, for 6 hidden sets of slopes (2 not ALiBi's) and lengths"],
         what="the bias", view=_visible,
     )
 
@@ -141,6 +155,12 @@ _REVERSAL_MISTAKES = [
     _Mistake("reversal signed", "you returned the largest signed difference: take the absolute value first, "
              "max |layer(x reversed) - layer(x) reversed|",
              lambda f, x: (f(x[_reversal(x)]) - f(x)[_reversal(x)]).max().item()),
+    _Mistake("reversal norm", "you returned the norm of the difference (torch.norm, the square root of the sum "
+             "of squares): the test uses the largest entry, max |layer(x reversed) - layer(x) reversed|",
+             lambda f, x: (f(x[_reversal(x)]) - f(x)[_reversal(x)]).norm().item()),
+    _Mistake("reversal sum", "you returned the sum of the absolute differences: the test uses the largest one, "
+             "max |...|",
+             lambda f, x: (f(x[_reversal(x)]) - f(x)[_reversal(x)]).abs().sum().item()),
 ]
 
 
@@ -159,7 +179,7 @@ def check_reversal_gap(fn: Callable[..., Any]) -> CheckResult:
     ``layer`` maps an ``(L, d)`` tensor to an ``(L, d)`` tensor; the answer is a number, within 1e-6.
     The hidden layers include one that is reversal equivariant (a symmetric bias: gap 0) and some
     that are not. Named mistakes: the output or the input not reversed, the feature axis reversed,
-    the mean or the signed gap.
+    the mean, the signed gap, the norm or the sum of the differences instead of the largest one.
     """
     return _simple_checker(
         "reversal gap", fn, _reversal_cases, reference_reversal_gap, _REVERSAL_MISTAKES,
@@ -195,6 +215,9 @@ _AT_MISTAKES = [
     _Mistake("alibi no abs", "your bias is m_r (p_j - p_i), the causal form without the absolute value: this "
              "exercise's bias is -m_r |p_j - p_i| (symmetric)",
              lambda m, p: _at(m, p, sign=1.0, absolute=False)),
+    _Mistake("alibi signed offsets", "your bias is -m_r (p_j - p_i), without the absolute value: for keys before "
+             "the query (p_j < p_i) it becomes a reward; this bias is -m_r |p_j - p_i|, a penalty on both sides",
+             lambda m, p: _at(m, p, absolute=False)),
     _Mistake("alibi positive", "your bias is +m_r |p_j - p_i|: ALiBi subtracts, a penalty growing with distance",
              lambda m, p: _at(m, p, sign=1.0)),
     _Mistake("alibi slopes missing", "your bias does not use the slopes: multiply head r's distances by m_r",
@@ -202,6 +225,15 @@ _AT_MISTAKES = [
     _Mistake("alibi scaled twice", "you scaled twice: at positions c i the bias is already that of slopes c m_r; "
              "multiply either the positions or the slopes by c, not both",
              lambda m, p: _at(m, p) * (p[1] - p[0]).item()),
+    _Mistake("alibi own slopes at positions", "your bias ignores the slopes it is given and recomputes ALiBi's "
+             "2^(-8(r+1)/h): use the slopes argument, which need not follow that rule",
+             lambda m, p: _at(_slopes(len(m)), p)),
+    _Mistake("alibi squared", "you squared the distance, (p_j - p_i)^2: ALiBi's penalty is linear in the "
+             "distance, -m_r |p_j - p_i|",
+             lambda m, p: _at(m, p, transform=lambda q: q) * (p[None, :] - p[:, None]).abs().double()),
+    _Mistake("alibi at positions heads last", "your heads are on the last axis, (n, n, h): the bias has shape "
+             "(h, n, n), slopes[:, None, None] * ...",
+             lambda m, p: _at(m, p).permute(1, 2, 0).contiguous()),
 ]
 
 
@@ -210,6 +242,13 @@ def _at_cases(generator: torch.Generator) -> list[_Case]:
     for h, n, c in [(4, 6, 0.25), (8, 5, 2.0), (2, 7, 0.5), (4, 4, 1.5)]:
         positions = c * torch.arange(n, dtype=torch.float32)
         cases.append(_Case((_slopes(h), positions), f"fn(slopes of {h} heads, positions={c:g} * arange({n}))"))
+    # Slopes that do not follow ALiBi's rule, at positions that do not start at 0, then unevenly spaced.
+    slopes = 0.05 + 0.9 * torch.rand(3, generator=generator, dtype=torch.float64)
+    positions = 100.0 + 0.75 * torch.arange(6, dtype=torch.float32)
+    cases.append(_Case((slopes, positions), f"fn(slopes {[round(v, 3) for v in slopes.tolist()]}, "
+                       "positions=100 + 0.75 * arange(6))"))
+    uneven = torch.tensor([0.0, 0.5, 2.0, 2.25, 5.0, 9.5], dtype=torch.float32)
+    cases.append(_Case((_slopes(4), uneven), f"fn(slopes of 4 heads, positions={uneven.tolist()})"))
     return cases
 
 
@@ -217,12 +256,16 @@ def _at_cases(generator: torch.Generator) -> list[_Case]:
 def check_alibi_bias_at_positions(fn: Callable[..., Any]) -> CheckResult:
     """Check ``fn(slopes, positions)``: ALiBi's bias ``-m_r |p_j - p_i|`` at real positions, ``(h, n, n)``.
 
-    Hidden positions are ``c * arange(L)`` for scales ``c`` such as 0.25 and 2 (within 1e-5). Named
-    mistakes: integer positions, indices instead of positions, the causal form without ``|.|``, the
-    sign, slopes missing, the scale applied twice.
+    Hidden positions are ``c * arange(L)`` for scales ``c`` such as 0.25 and 2, one set that
+    starts at 100 with slopes that do not follow ALiBi's rule, and one unevenly spaced set (within
+    1e-5). Named mistakes:
+    integer positions, indices instead of positions, the causal form without ``|.|``, the signed
+    offsets ``-m_r (p_j - p_i)``, the sign, slopes missing, the scale applied twice, ALiBi's own
+    slopes instead of the given ones, the distance squared, heads on the last axis.
     """
     return _simple_checker(
         "ALiBi bias at real positions", fn, _at_cases, reference_alibi_bias_at_positions, _AT_MISTAKES,
-        ["-m_r |p_j - p_i| at fractional and integer-spaced positions for 4 hidden settings"],
+        ["-m_r |p_j - p_i| at fractional, integer-spaced and uneven positions for 6 hidden settings, given slopes "
+         "used"],
         what="the bias",
     )

@@ -8,6 +8,10 @@ does:
 - :func:`~posenc.exercises.check_yarn_frequencies`: YaRN (NTK-by-parts with a ramp in the
   pair index, and its attention factor);
 - :func:`~posenc.exercises.check_llama3_frequencies`: Llama 3.1's ``llama3`` rule.
+
+When no typical mistake fits, the answer is described by its parts: which pairs it keeps, which
+it divides by the factor, whether a pair leaves the interval between ``θ_ℓ / s`` and ``θ_ℓ`` (a
+share not clamped), whether the blend inside the band is inverted or the band misplaced.
 """
 
 from __future__ import annotations
@@ -103,6 +107,7 @@ _YARN = _Rule(
         "YaRN keeps the pairs with r_ℓ = L/λ_ℓ >= beta_fast turns, divides those with r_ℓ <= beta_slow by s, and "
         "blends with a ramp linear in the pair index ℓ between floor(ℓ(beta_fast)) and ceil(ℓ(beta_slow))",
     ),
+    by_parts=True,
 )
 
 
@@ -200,6 +205,7 @@ _LLAMA3 = _Rule(
         "llama3 keeps θ_ℓ where λ_ℓ < L / high_freq_factor, uses θ_ℓ / s where λ_ℓ > L / low_freq_factor, and blends "
         "in between with the kept share γ_ℓ = (L/λ_ℓ - low_freq_factor) / (high_freq_factor - low_freq_factor)",
     ),
+    by_parts=True,
 )
 
 

@@ -16,18 +16,17 @@ this module does the rest, the same way for all of them:
 - checks of what the student returned (a tensor, its shape, dtype, finiteness, inputs left
   unchanged) and short formatting of numbers and tensors for the messages.
 
-Nothing here is meant to be called from a notebook: import the checkers from
-:mod:`posenc.exercises`.
+Comparing an answer with a reference and naming the mistake that explains it is the subject of
+:mod:`posenc.exercises.comparing`. Nothing here is meant to be called from a notebook: import the
+checkers from :mod:`posenc.exercises`.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any, TypeVar
 
 import torch
@@ -361,186 +360,3 @@ def _first_difference(got: torch.Tensor, expected: torch.Tensor, atol: float = 1
     difference = (got.double() - expected.double()).abs().nan_to_num(float("inf"))
     index = int(torch.argmax((difference > atol).flatten().to(torch.uint8)))
     return tuple(int(i) for i in torch.unravel_index(torch.tensor(index), got.shape))
-
-
-# --------------------------------------------------------------------------- comparing with a reference, naming mista
-
-
-@dataclass(frozen=True)
-class _Mistake:
-    """A typical wrong answer: what it computes, and the message that names it.
-
-    ``wrong`` takes the same arguments as the reference and returns what a function with this
-    mistake returns. A student's answer is said to have the mistake only when it agrees with
-    ``wrong`` on *every* hidden case it failed, so that no message names a mistake the student
-    did not make.
-    """
-
-    key: str
-    message: str
-    wrong: Callable[..., Any]
-
-
-@dataclass(frozen=True)
-class _Case:
-    """One hidden input: arguments and how the report shows the call."""
-
-    args: tuple[Any, ...]
-    shown: str
-    kwargs: dict[str, Any] | None = None
-
-
-def _as_values(value: object, what: str, call: str) -> torch.Tensor:
-    """A student's return value (tensor, number, NumPy array, tuple of numbers) as a float64 tensor."""
-    if isinstance(value, torch.Tensor):
-        tensor = value.detach().cpu()
-    elif isinstance(value, bool) or value is None:
-        raise _Problem("return type", f"{call} returned {_type_name(value)}; expected {what}")
-    elif isinstance(value, (int, float)):
-        tensor = torch.tensor(float(value), dtype=torch.float64)
-    elif type(value).__module__ == "numpy":
-        try:
-            tensor = torch.as_tensor(value)
-        except (TypeError, ValueError, RuntimeError):
-            raise _Problem("return type", f"{call} returned {_type_name(value)}; expected {what}") from None
-    elif isinstance(value, (list, tuple)):
-        try:
-            tensor = torch.tensor([float(item) for item in value], dtype=torch.float64)  # type: ignore[arg-type]
-        except (TypeError, ValueError, RuntimeError):
-            raise _Problem(
-                "return type", f"{call} returned {_type_name(value)} that is not a sequence of numbers; expected {what}"
-            ) from None
-    else:
-        raise _Problem("return type", f"{call} returned {_type_name(value)}; expected {what}")
-    if tensor.is_complex() or tensor.dtype == torch.bool:
-        raise _Problem("dtype", f"{call} returned values of dtype {_dtype(tensor.dtype)}; expected "
-            f"{what} (real numbers)")
-    return tensor.double()
-
-
-def _shown_pair(expected: float, got: float) -> tuple[str, str]:
-    if all(math.isfinite(v) and v == int(v) and abs(v) < 1e15 for v in (expected, got)):
-        return f"{int(expected):,}", f"{int(got):,}"
-    return _distinct(expected, got)
-
-
-def _index_text(index: tuple[int, ...]) -> str:
-    return f"index {index}" if len(index) != 1 else f"index {index[0]}"
-
-
-def _compare_cases(
-    session: _Session,
-    cases: Sequence[_Case],
-    reference: Callable[..., Any],
-    mistakes: Sequence[_Mistake],
-    *,
-    what: str,
-    atol: float = 1e-5,
-    rtol: float = 1e-4,
-    hint: str = "",
-    accept: Callable[[torch.Tensor, torch.Tensor, _Case], bool] | None = None,
-    view: Callable[[torch.Tensor, _Case], torch.Tensor] | None = None,
-    describe: Callable[[torch.Tensor, _Case], str] | None = None,
-) -> None:
-    """Run ``cases``, compare with ``reference``, and name a mistake that explains every failure.
-
-    Each failed case is first reported as "differs, first at index ..."; when one mistake of
-    ``mistakes`` reproduces the answer on every case that failed on its values, that report is
-    replaced by the mistake's message followed by the first differing input. ``accept``, when
-    given, decides instead of closeness whether an answer is right (answers that are not unique);
-    ``view``, when given, selects what is compared (e.g. the entries a mask leaves visible).
-    """
-    value_failures: list[set[str]] = []
-    first: list[str] = []
-
-    def outputs(fn: Callable[..., Any], case: _Case) -> torch.Tensor | None:
-        try:
-            values = _as_values(fn(*_copies(case.args), **(case.kwargs or {})), what, case.shown)
-            return values if view is None else view(values, case)
-        except Exception:  # a mistake model that does not apply to this case
-            return None
-
-    def one(case: _Case) -> None:
-        originals = {
-            f"argument {i + 1}": arg.clone() for i, arg in enumerate(case.args) if isinstance(arg, torch.Tensor)
-        }
-        given = _copies(case.args)
-        raw = session.call(case.shown, *given, **(case.kwargs or {}))
-        got = _as_values(raw, what, case.shown)
-        expected = _as_values(reference(*_copies(case.args), **(case.kwargs or {})), what, case.shown)
-        if view is not None:
-            expected = view(expected, case)
-            try:
-                got = view(got, case)
-            except Exception:  # noqa: S110 (a shape the view cannot read: compared as returned)
-                pass
-        _unchanged(session, originals, {f"argument {i + 1}": arg for i, arg in enumerate(given)
-                                        if isinstance(arg, torch.Tensor)}, case.shown)
-        right = accept(got, expected, case) if accept is not None and got.shape == expected.shape else (
-            _close(got, expected, atol, rtol) and bool(torch.isfinite(got).all()))
-        if right:
-            return
-        matching = set()
-        for mistake in mistakes:
-            wrong = outputs(mistake.wrong, case)
-            if wrong is None:
-                matching.add(f"n/a {mistake.key}")  # the mistake cannot be evaluated here: no evidence either way
-            elif not _close(wrong, expected, atol, rtol) and _close(got, wrong, atol, rtol):
-                matching.add(mistake.key)
-        value_failures.append(matching)
-        if describe is not None and got.shape == expected.shape:
-            message = describe(got, case)
-        elif got.shape != expected.shape:
-            message = (f"{case.shown} returned {what} of shape {tuple(got.shape)}; expected shape "
-                       f"{tuple(expected.shape)}")
-        elif not bool(torch.isfinite(got).all()):
-            index = tuple(int(i) for i in (~torch.isfinite(got)).nonzero()[0])
-            message = f"{case.shown} returned {float(got[index])} at {_index_text(index)} of {what}"
-        elif got.dim() == 0:
-            shown = _shown_pair(float(expected), float(got))
-            message = f"{case.shown} should return {shown[0]}, yours returned {shown[1]}"
-        else:
-            index = _first_difference(got, expected, atol)
-            shown = _shown_pair(float(expected[index]), float(got[index]))
-            message = (f"{case.shown}: first wrong entry of {what} at {_index_text(index)}: expected {shown[0]}, "
-                       f"got {shown[1]}")
-        first.append(message)
-        raise _Problem("values", message + (f"\n{hint}" if hint else ""))
-
-    for case in cases:
-        session.run(partial(one, case))
-    if value_failures:
-        named = [
-            mistake for mistake in mistakes
-            if all(mistake.key in matching or f"n/a {mistake.key}" in matching for matching in value_failures)
-            and any(mistake.key in matching for matching in value_failures)
-        ]
-        if named:
-            session.problems.pop("values", None)
-            session.problems[named[0].key] = f"{named[0].message}\nfirst differing input: {first[0]}"
-
-
-def _copies(args: tuple[Any, ...]) -> tuple[Any, ...]:
-    return tuple(arg.clone() if isinstance(arg, torch.Tensor) else arg for arg in args)
-
-
-def _simple_checker(
-    exercise: str,
-    fn: Callable[..., Any],
-    cases: Callable[[torch.Generator], Sequence[_Case]],
-    reference: Callable[..., Any],
-    mistakes: Sequence[_Mistake],
-    verified: Sequence[str],
-    **options: Any,
-) -> CheckResult:
-    """A checker made of :func:`_compare_cases` on cases drawn from the private generator."""
-
-    def body(session: _Session) -> list[str]:
-        _compare_cases(session, cases(_generator()), reference, mistakes, **options)
-        return list(verified)
-
-    return _run_checker(exercise, fn, body)
-
-
-def _generator() -> torch.Generator:
-    return torch.Generator().manual_seed(_SEED)

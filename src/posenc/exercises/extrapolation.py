@@ -12,7 +12,8 @@ from typing import Any
 
 import torch
 
-from .checking import CheckResult, _Case, _Mistake, _public, _simple_checker
+from .checking import CheckResult, _public
+from .comparing import _Case, _Mistake, _simple_checker
 
 __all__ = ["check_extended_rows"]
 
@@ -81,6 +82,39 @@ _ROWS_MISTAKES = [
 ]
 
 
+def _reading(row: torch.Tensor, table: torch.Tensor) -> float | None:
+    """Where in the table ``row`` was read: k for row k, k + f for (1 - f) row k + f row k + 1, else None."""
+    for k in range(table.shape[0] - 1):
+        step = table[k + 1] - table[k]
+        f = float(((row - table[k]) @ step) / (step @ step))
+        if -1e-6 <= f <= 1 + 1e-6 and torch.allclose(row, table[k] + f * step, atol=1e-5):
+            return k + f
+    return None
+
+
+def _rows_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
+    """Which point of the table each wrong position reads, against the rule of its option."""
+    table, length, option = case.args
+    table = table.double()
+    rules = {"clip": "min(m, L - 1)", "copy": "m mod L", "interpolate": "m (L - 1) / (length - 1)"}
+    for m in range(min(length, got.shape[0])):
+        if torch.allclose(got[m], expected[m], atol=1e-5):
+            continue
+        should = _reading(expected[m], table)
+        read = _reading(got[m], table)
+        if read is None or should is None:
+            return (f"your position m = {m} is not a row of the table nor a blend of two neighbouring rows: "
+                    f"{option!r} reads the table at {rules[option]}")
+        return (f"your position m = {m} reads the table at {_shown(read)}, where {option!r} reads it at "
+                f"{rules[option]} = {_shown(should)} (L = {table.shape[0]} rows, length = {length})")
+    return None
+
+
+def _shown(where: float) -> str:
+    return f"row {round(where)}" if abs(where - round(where)) < 1e-6 else f"x = {where:.4g} (between rows " \
+        f"{int(where)} and {int(where) + 1})"
+
+
 def _rows_cases(generator: torch.Generator) -> list[_Case]:
     cases = []
     for rows, width, length in [(8, 4, 16), (5, 3, 23), (16, 2, 64)]:
@@ -98,9 +132,11 @@ def check_extended_rows(fn: Callable[..., Any]) -> CheckResult:
     ``option`` is ``"clip"`` (row ``min(m, L-1)``), ``"copy"`` (row ``m mod L``) or ``"interpolate"``
     (linear interpolation at ``m (L-1)/(length-1)``), within 1e-5. Named mistakes: copy clipped or
     repeated, interpolation points with the wrong bound or ratio, nearest or lower row, weights swapped.
+    Any other wrong position is described by the point of the table it reads (a row, or a blend of
+    two rows) against the rule of its option.
     """
     return _simple_checker(
         "learned table past its last row", fn, _rows_cases, reference_extended_rows, _ROWS_MISTAKES,
         ["clip, copy and interpolate are right for 3 hidden tables and lengths"],
-        what="the rows", atol=1e-5,
+        what="the rows", atol=1e-5, properties=[_rows_property],
     )

@@ -23,7 +23,8 @@ from typing import Any
 
 import torch
 
-from .checking import CheckResult, _Case, _Mistake, _public, _simple_checker
+from .checking import CheckResult, _public
+from .comparing import _Case, _Mistake, _simple_checker
 
 __all__ = [
     "check_concatenated_sinusoidal",
@@ -71,12 +72,29 @@ _CROSS_MISTAKES = [
     _Mistake("cross weights", "you returned the attention weights (m, n); the output is the weights times the "
              "values z W_V, of shape (m, d_v)",
              lambda y, z, q, k, v: _cross(y, z, q, k, v, weights_only=True)),
+    _Mistake("cross no value projection", "the value projection W_V is not applied: your output averages the rows "
+             "of z itself; the values are z W_V (z @ w_v), so the output has the width d_v of w_v",
+             lambda y, z, q, k, v: _cross(y, z, q, k, v, weights_only=True) @ z),
+    _Mistake("cross keys as values", "your values are the keys z W_K: the weights multiply the values z W_V "
+             "(z @ w_v), a projection of their own",
+             lambda y, z, q, k, v: _cross(y, z, q, k, v, weights_only=True) @ (z @ k)),
+    _Mistake("cross queries as values", "your values are the queries y W_Q: the weights multiply the values of "
+             "the memory, z W_V (z @ w_v)",
+             lambda y, z, q, k, v: _cross(y, z, q, k, v, weights_only=True) @ (y @ q)),
+    _Mistake("cross no projections", "your scores compare y and z directly, without the projections: the scores "
+             "are (y W_Q)(z W_K)^T / sqrt(d_k)",
+             lambda y, z, q, k, v: torch.softmax(y @ z.T / math.sqrt(k.shape[1]), -1) @ (z @ v)),
+    _Mistake("cross scale by d_v", "you divided by sqrt(d_v), the width of the values; the scale is sqrt(d_k), "
+             "the width of the keys (w_k.shape[1])",
+             lambda y, z, q, k, v: _cross(y, z, q, k, v, scale=math.sqrt(v.shape[1]))),
 ]
 
 
 def _cross_cases(generator: torch.Generator) -> list[_Case]:
     cases = []
-    for m, n, d, d_k, d_v in [(3, 5, 8, 4, 6), (4, 7, 16, 8, 8), (1, 4, 8, 2, 3), (6, 2, 12, 12, 5), (5, 5, 8, 4, 6)]:
+    # Widths that make shape slips silent: d_k = d_v, d = d_v, m = n (values from the wrong tensor, W_V skipped).
+    for m, n, d, d_k, d_v in [(3, 5, 8, 4, 6), (4, 7, 16, 8, 8), (1, 4, 8, 2, 3), (6, 2, 12, 12, 5), (5, 5, 8, 4, 6),
+                              (4, 6, 8, 4, 8)]:
         y = torch.randn(m, d, generator=generator)
         z = torch.randn(n, d, generator=generator)
         w_q, w_k = (torch.randn(d, d_k, generator=generator) for _ in range(2))
@@ -93,11 +111,14 @@ def check_cross_attention(fn: Callable[..., Any]) -> CheckResult:
     ``y`` has shape ``(m, d)``, ``z`` shape ``(n, d)``, the projections ``(d, d_k)``, ``(d, d_k)``
     and ``(d, d_v)``; the answer is ``softmax(y W_Q (z W_K)^T / sqrt(d_k)) z W_V``, shape ``(m, d_v)``,
     within 1e-4. Named mistakes: roles of ``y`` and ``z`` swapped, softmax over the queries, no
-    scale or the wrong one, values taken from ``y``, weights returned instead of outputs.
+    scale or the wrong one (``d``, ``d_k``, ``sqrt(d_v)``), values taken from ``y``, weights returned
+    instead of outputs, the value projection ``W_V`` skipped, the keys or the queries used as values,
+    no projections in the scores. Some hidden widths agree (``d = d_v``, ``d_k = d_v``), so that a
+    skipped projection is not caught by its shape alone.
     """
     return _simple_checker(
         "cross-attention", fn, _cross_cases, reference_cross_attention, _CROSS_MISTAKES,
-        ["cross-attention agrees with softmax(y W_Q (z W_K)^T / sqrt(d_k)) z W_V on 5 hidden shapes"],
+        ["cross-attention agrees with softmax(y W_Q (z W_K)^T / sqrt(d_k)) z W_V on 6 hidden shapes"],
         what="the output",
     )
 
@@ -126,6 +147,12 @@ _RECOVERY_MISTAKES = [
              lambda o: (1.0 / o.double()).round()),
     _Mistake("recovery not rounded", "your positions are not rounded: return the nearest integer to 1/o - 1",
              lambda o: 1.0 / o.double() - 1.0),
+    _Mistake("recovery truncated low precision", "you truncated 1/o - 1 (int(), .long(), floor) in the dtype of "
+             "the outputs: round to the nearest integer instead (a value of 4.9999 must give 5), after converting "
+             "to float64 (outputs.double())",
+             lambda o: (1.0 / o - 1.0).floor().double()),
+    _Mistake("recovery plus one", "you added 1 instead of subtracting it: o_i = 1/(i + 1), so i = 1/o_i - 1",
+             lambda o: (1.0 / o.double() + 1.0).round()),
 ]
 
 
@@ -144,8 +171,8 @@ def check_position_recovery(fn: Callable[..., Any]) -> CheckResult:
 
     ``outputs`` is a 1-D tensor (float32, float16 or bfloat16) of values close to ``1/(i+1)``;
     the answer is the nearest integer to ``1/o_i - 1`` computed in float64, exactly. Named
-    mistakes: computing in low precision, truncating or rounding up, forgetting the ``- 1``,
-    not rounding.
+    mistakes: computing in low precision, truncating (in float64 or in low precision) or rounding
+    up, forgetting the ``- 1`` or adding 1, not rounding.
     """
     return _simple_checker(
         "position recovery", fn, _recovery_cases, reference_position_recovery, _RECOVERY_MISTAKES,
@@ -178,7 +205,34 @@ _COUNT_MISTAKES = [
     _Mistake("counts square", "you counted N x N weights: the one-hot code is N wide, but each of its "
              "coordinates is mapped to d outputs, N d weights",
              lambda n, d: (n * d, n * n, 3 * n * n)),
+    _Mistake("counts biases", "you counted biases: a bias does not depend on the position, so it is not a "
+             "parameter of the positions; count only the weights that multiply the position coordinates",
+             lambda n, d: (n * d, n * d + d, 3 * n * d + 3 * d)),
+    _Mistake("counts two projections", "your part 3 counts two projections: queries, keys and values each gain "
+             "N d weights, 3 N d in all",
+             lambda n, d: (n * d, n * d, 2 * n * d)),
 ]
+
+
+def _count_parts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
+    """Which of the three counts is wrong, and by how much in terms of N and d."""
+    n, d = case.args
+    names = ("part 1 (the learned table)", "part 2 (one-hot then one linear map)",
+             "part 3 (one-hot concatenated into Q, K and V)")
+    extras = {d: "d: a bias vector, which is not a parameter of the positions",
+              3 * d: "3d: the biases of Q, K and V, which are not parameters of the positions",
+              d * d: "d²: the weights on the word embedding, which are not parameters of the positions",
+              3 * d * d: "3d²: the weights of Q, K and V on the word embedding, not parameters of the positions",
+              -n * d: "-N d: one projection (of Q, K and V) missing",
+              -2 * n * d: "-2 N d: only one projection counted, Q, K and V each have N d weights on the positions"}
+    said = []
+    for index, name in enumerate(names):
+        difference = int(got[index]) - int(expected[index])
+        if difference:
+            why = extras.get(difference)
+            why = f"{'+' if difference > 0 else ''}{why}" if why else f"{difference:+,}"
+            said.append(f"{name} is {int(got[index]):,} instead of {int(expected[index]):,} ({why})")
+    return "; ".join(said) if said else None
 
 
 def _count_cases(generator: torch.Generator) -> list[_Case]:
@@ -191,12 +245,14 @@ def check_position_parameter_counts(fn: Callable[..., Any]) -> CheckResult:
 
     The answer is ``(N d, N d, 3 N d)``: a learned table, the position part of one linear map after
     the one-hot concatenation, and the extra weights of Q, K and V fed the concatenation. Named
-    mistakes: the whole map counted, one projection instead of three, N + d, a free one-hot map, N².
+    mistakes: the whole map counted, one or two projections instead of three, N + d, a free one-hot
+    map, N², biases counted. Any other wrong count is said part by part, with its difference in
+    terms of N and d.
     """
     return _simple_checker(
         "parameter counts", fn, _count_cases, reference_position_parameter_counts, _COUNT_MISTAKES,
         ["the three counts are right, BERT-base included (393,216, 393,216 and 1,179,648)"],
-        what="the three counts", atol=0.0, rtol=0.0,
+        what="the three counts", atol=0.0, rtol=0.0, properties=[_count_parts],
     )
 
 
@@ -225,12 +281,26 @@ _DECAY_MISTAKES = [
              lambda x, lr, wd, t: x * math.exp(-lr * wd * t)),
     _Mistake("decay linear", "your factor is 1 - T lr wd, linear in T: the decay compounds, (1 - lr wd)^T",
              lambda x, lr, wd, t: x * (1 - t * lr * wd)),
+    _Mistake("decay float32", "your factor is computed in float32: with a small lr wd, 1 - lr wd keeps only a few "
+             "of its digits in float32, and the power T multiplies that rounding error by T; compute it in float64 "
+             "(a Python float, or torch.float64), or as exp(T · log1p(-lr wd))",
+             lambda x, lr, wd, t: x * torch.tensor(1 - lr * wd, dtype=torch.float32).double() ** t),
+    _Mistake("decay grows", "your factor is (1 + lr wd)^T: the decay shrinks the weights, θ <- θ - lr wd θ, so the "
+             "factor is (1 - lr wd)^T",
+             lambda x, lr, wd, t: x * (1 + lr * wd) ** t),
+    _Mistake("decay one step", "your answer is one step of decay, (1 - lr wd): the T steps compound, (1 - lr wd)^T",
+             lambda x, lr, wd, t: x * (1 - lr * wd)),
+    _Mistake("decay divided", "you divided by (1 + lr wd)^T: AdamW's decoupled decay multiplies by (1 - lr wd) at "
+             "each step, (1 - lr wd)^T in all",
+             lambda x, lr, wd, t: x / (1 + lr * wd) ** t),
 ]
 
 
 def _decay_cases(generator: torch.Generator) -> list[_Case]:
     cases = []
-    for rows, lr, wd, steps in [(4, 0.05, 0.1, 50), (3, 0.1, 0.5, 20), (5, 0.3, 0.5, 7), (2, 0.01, 0.01, 1000)]:
+    # The last setting is realistic: lr 1e-4, wd 0.01 over 10^5 steps, where float32 arithmetic is 1e-3 off.
+    for rows, lr, wd, steps in [(4, 0.05, 0.1, 50), (3, 0.1, 0.5, 20), (5, 0.3, 0.5, 7), (2, 0.01, 0.01, 1000),
+                                (3, 1e-4, 0.01, 100_000)]:
         initial = torch.randn(rows, 4, generator=generator, dtype=torch.float64)
         cases.append(_Case((initial, lr, wd, steps), f"fn(initial: ({rows}, 4), lr={lr}, "
             f"weight_decay={wd}, steps={steps})"))
@@ -241,13 +311,15 @@ def _decay_cases(generator: torch.Generator) -> list[_Case]:
 def check_decayed_rows(fn: Callable[..., Any]) -> CheckResult:
     """Check ``fn(initial, lr, weight_decay, steps)``: unused rows after ``steps`` AdamW steps.
 
-    The answer is ``initial * (1 - lr * weight_decay) ** steps`` (relative tolerance 1e-4). Named
+    The answer is ``initial * (1 - lr * weight_decay) ** steps`` (relative tolerance 1e-4), on
+    hidden settings that include a realistic one (lr 1e-4, weight decay 0.01, 10^5 steps). Named
     mistakes: exponent off by one either way, the learning rate or the decay missing, the
-    exponential approximation, a linear factor.
+    exponential approximation, a linear factor, the factor in float32, ``(1 + lr wd)^T``, one
+    step only, a division by ``(1 + lr wd)^T``.
     """
     return _simple_checker(
         "decayed rows", fn, _decay_cases, reference_decayed_rows, _DECAY_MISTAKES,
-        ["the unused rows equal (1 - lr wd)^T times their start in 4 hidden settings"],
+        ["the unused rows equal (1 - lr wd)^T times their start in 5 hidden settings, one of 10^5 steps"],
         what="the rows", atol=1e-9, rtol=1e-4,
     )
 

@@ -2,7 +2,13 @@
 :mod:`posenc.exercises.by_parts`): a rule's reference, settings and typical mistakes
 (``_Rule``), the check of the returned ``(d/2,)`` frequencies on every hidden setting, and the
 mistakes that every rule can make (the exponent without its factor 2, the pair index counted
-from 1)."""
+from 1).
+
+A mistake is named when it explains every setting that failed: its model equals the answer, or
+reproduces every wrong pair and most of its own wrong pairs (the same slip written another way).
+Otherwise the broken property is said: for the rules that rescale every pair alike, the answer's
+ladder ``A · B^(-2ℓ/d)`` against the expected one (``_ladder_problem``); for the rules by parts,
+which pairs are kept, divided or blended (``_parts_problem``)."""
 
 from __future__ import annotations
 
@@ -48,6 +54,24 @@ class _Rule:
     verified: tuple[str, ...]
     hints: tuple[tuple[Callable[[tuple[Any, ...]], bool], str, str], ...] = ()
     """``(applies to a setting, tag, hint)``: the hint is given when only the tagged settings failed."""
+    ladder: Callable[[tuple[Any, ...]], _Ladder] | None = None
+    """For the rules that rescale every pair alike: the expected ladder ``A · B^(-2ℓ/d)`` of a setting."""
+    by_parts: bool = False
+    """For the rules that keep the fast pairs and divide the slow ones by the factor (YaRN, llama3)."""
+
+
+@dataclass(frozen=True)
+class _Ladder:
+    """A geometric ladder ``A · B^(-2ℓ/d)``, with names for the numbers it is made of.
+
+    ``terms`` name the quantities a student's base may be built from (``base``, ``s``, ``s_n``), so
+    that a wrong base can be said in the student's terms, e.g. ``base · s`` instead of
+    ``base · s^(d/(d-2))``.
+    """
+
+    factor: float
+    base: float
+    terms: tuple[tuple[str, float], ...]
 
 
 def _as_frequencies(returned: object, call: str, half: int) -> torch.Tensor:
@@ -89,9 +113,192 @@ def _matches(got: torch.Tensor, expected: torch.Tensor) -> bool:
     return bool(torch.isfinite(got).all()) and bool(torch.allclose(got, expected, rtol=_RTOL, atol=0.0))
 
 
+def _explains(got: torch.Tensor, candidate: torch.Tensor, expected: torch.Tensor) -> bool:
+    """Whether ``candidate`` reproduces every pair ``got`` has wrong, and most of the mistake's characteristic pairs.
+
+    A mistake written another way often differs from its model only where the model's mistake has
+    no effect on the student's code. The model is accepted as the explanation when it reproduces
+    every wrong pair and more than half of the pairs where it differs from the reference, so that a
+    mistake that merely shares a few wrong pairs with the model is not named after it.
+    """
+    if not bool(torch.isfinite(got).all()):
+        return False
+    wrong = ~torch.isclose(got, expected, rtol=_RTOL, atol=0.0)
+    if not bool(wrong.any()):
+        return False
+    agree = torch.isclose(got, candidate, rtol=_RTOL, atol=0.0)
+    characteristic = ~torch.isclose(candidate, expected, rtol=_RTOL, atol=0.0)
+    return bool(agree[wrong].all()) and 2 * int((agree & characteristic).sum()) > int(characteristic.sum())
+
+
+def _power_text(name: str, exponent: float, dim: int) -> str:
+    known = {1.0: "", 0.5: "^(1/2)", 2.0: "^2", -1.0: "^(-1)", -2.0: "^(-2)", dim / (dim - 2): "^(d/(d-2))",
+             (dim - 2) / dim: "^((d-2)/d)", -dim / (dim - 2): "^(-d/(d-2))", 2 * dim / (dim - 2): "^(2d/(d-2))",
+             dim / (2 * (dim - 2)): "^(d/(2(d-2)))"}
+    for value, text in known.items():
+        if math.isclose(exponent, value, rel_tol=1e-6):
+            return f"{name}{text}"
+    return f"{name}^{_num(exponent)}"
+
+
+def _as_terms(value: float, terms: tuple[tuple[str, float], ...], dim: int) -> str | None:
+    """``value`` written as a product of powers of the named terms (``base · s^(d/(d-2))``), if it is one."""
+    if value <= 0:
+        return None
+    exponents = (1.0, 0.5, 2.0, -1.0, -2.0, dim / (dim - 2), (dim - 2) / dim, -dim / (dim - 2),
+                 2 * dim / (dim - 2), dim / (2 * (dim - 2)))
+    logs = [(name, math.log(number)) for name, number in terms if number > 0 and not math.isclose(number, 1.0)]
+    target = math.log(value)
+    if abs(target) < 1e-9:
+        return "1"
+    candidates: list[list[tuple[str, float]]] = [[(name, e)] for name, _ in logs for e in exponents]
+    candidates += [[(first, e1), (second, e2)] for i, (first, _) in enumerate(logs) for second, _ in logs[i + 1:]
+                   for e1 in exponents for e2 in exponents]
+    values = dict(logs)
+    for candidate in candidates:
+        if math.isclose(sum(e * values[name] for name, e in candidate), target, rel_tol=1e-6, abs_tol=1e-9):
+            return " · ".join(_power_text(name, e, dim) for name, e in candidate)
+    return None
+
+
+def _ladder_text(factor: float, base: float, terms: tuple[tuple[str, float], ...], dim: int) -> str:
+    factor_text = _as_terms(factor, terms, dim) or _num(factor)
+    base_text = _as_terms(base, terms, dim)
+    base_text = f"{base_text} = {_num(base)}" if base_text and base_text != _num(base) else _num(base)
+    return f"{'' if factor_text == '1' else factor_text + ' · '}B^(-2ℓ/d) with B = {base_text}"
+
+
+def _ladder_problem(got: torch.Tensor, expected: _Ladder, dim: int, base: float) -> str | None:
+    """What is wrong with a ladder ``A · B^(-2ℓ/d)``: its direction, its factor, its base, in the student's terms."""
+    if bool((got <= 0).any()) or got.numel() < 3:
+        return None
+    logs = got.log()
+    half = got.numel()
+    slope = float(logs[-1] - logs[0]) / (half - 1)
+    fitted = logs[0] + slope * torch.arange(half, dtype=torch.float64)
+    if not bool(torch.allclose(logs, fitted, rtol=0.0, atol=1e-5)):
+        return None  # not a geometric ladder: described by its first wrong pair
+    factor, effective = float(got[0]), math.exp(-slope * dim / 2)
+    terms = expected.terms
+    yours = _ladder_text(factor, effective, terms, dim)
+    wanted = _ladder_text(expected.factor, expected.base, terms, dim)
+    if slope > 0:
+        turns = factor / (2 * math.pi)
+        wavelength = math.isclose(turns, 1.0, rel_tol=1e-4) or _as_terms(turns, terms, dim) is not None
+        if wavelength:
+            return ("your values grow with the pair index ℓ, from 2π-sized ones: these are wavelengths "
+                    "λ_ℓ = 2π / θ_ℓ, not frequencies; return the frequencies θ_ℓ (they fall from pair 0 to the last)")
+        first, last = _num(float(got[0])), _num(float(got[-1]))
+        return (f"your frequencies grow with the pair index ℓ ({first} for pair 0, {last} for the last): the "
+                "exponent has lost its minus sign. Frequencies fall with ℓ, base^(-2ℓ/d) = 1 / base^(2ℓ/d)")
+    problems = []
+    if not math.isclose(factor, expected.factor, rel_tol=1e-4):
+        ratio = factor / expected.factor
+        size = _as_terms(ratio if ratio > 1 else 1 / ratio, terms, dim)
+        if size is None:
+            how = f" (every frequency {_num(ratio)} times the expected one)"
+        elif not math.isclose(expected.factor, 1.0) and math.isclose(factor, 1.0, rel_tol=1e-9):
+            how = f": the factor that divides every frequency, {_as_terms(1 / expected.factor, terms, dim)}, is missing"
+        elif not math.isclose(expected.factor, 1.0) and math.isclose(factor, 1 / expected.factor, rel_tol=1e-6):
+            how = (f": you multiply every frequency by {_as_terms(factor, terms, dim)} where the rule divides "
+                   "by it")
+        elif ratio < 1:
+            how = f": every frequency is also divided by {size}, once too often"
+        else:
+            how = f": every frequency is {size} times too large"
+        problems.append(f"pair 0 is {_num(factor)} instead of {_num(expected.factor)}{how}")
+    if not math.isclose(effective, expected.base, rel_tol=1e-4):
+        if math.isclose(effective, math.sqrt(expected.base), rel_tol=1e-4):
+            problems.append("the ladder falls half as fast as it should: the exponent is ℓ/d instead of 2ℓ/d "
+                            "(torch.arange(d/2) / d): it needs the factor 2, torch.arange(0, d, 2) / d")
+        elif math.isclose(effective ** ((dim - 2) / dim), expected.base, rel_tol=1e-4):
+            problems.append("the last pair ℓ = d/2 - 1 gets exponent 1 instead of (d-2)/d: the exponent is "
+                            "2ℓ/(d-2), as torch.linspace(0, 1, d/2) gives; use torch.arange(0, d, 2) / d")
+        else:
+            mine = _as_terms(effective, terms, dim) or _num(effective)
+            problems.append(f"the ladder falls with the wrong base, B = {mine} instead of "
+                            f"{_as_terms(expected.base, terms, dim) or _num(expected.base)} (check which term carries "
+                            "which exponent)")
+    if not problems:
+        return None
+    return f"your frequencies are {yours}; expected {wanted}: " + "; ".join(problems)
+
+
+def _share_kept(values: torch.Tensor, theta: torch.Tensor, factor: float) -> torch.Tensor:
+    """Where each pair sits between θ_ℓ / s (0) and θ_ℓ (1)."""
+    return (values / theta - 1 / factor) / (1 - 1 / factor)
+
+
+def _pairs_text(mask: torch.Tensor) -> str:
+    pairs = [int(i) for i in mask.nonzero().flatten()]
+    if not pairs:
+        return "none"
+    runs: list[list[int]] = []
+    for pair in pairs:
+        if runs and pair == runs[-1][-1] + 1:
+            runs[-1].append(pair)
+        else:
+            runs.append([pair])
+    return ", ".join(f"{run[0]}" if len(run) == 1 else f"{run[0]}..{run[-1]}" for run in runs)
+
+
+def _parts_problem(got: torch.Tensor, expected: torch.Tensor, dim: int, base: float, factor: float) -> str | None:
+    """What is wrong with a by-parts rule: which pairs are kept, divided, blended, and the blend's direction."""
+    theta = _theta(dim, base)
+    if factor <= 1 or bool((got <= 0).any()):
+        return None
+    mine, right = _share_kept(got, theta, factor), _share_kept(expected, theta, factor)
+    tol = 1e-6
+    outside = (mine < -1e-4) | (mine > 1 + 1e-4)
+    if bool(outside.any()):
+        pair = int(outside.nonzero()[0])
+        return (f"pair {pair} is not between θ_ℓ / s and θ_ℓ (it has {_num(float(got[pair] / theta[pair]))} θ_ℓ): "
+                "every frequency must lie between the divided θ_ℓ / s and the kept θ_ℓ: outside the band use exactly "
+                "θ_ℓ (fast pairs) or θ_ℓ / s (slow pairs); a blend whose share is not clamped to [0, 1] leaves this "
+                "interval")
+    kept, divided = mine > 1 - tol, mine < tol
+    kept_right, divided_right = right > 1 - tol, right < tol
+    wrong = ~torch.isclose(got, expected, rtol=_RTOL, atol=0.0)
+    if bool(torch.isclose(mine, 1 - right, atol=1e-6).all()):
+        return ("your pairs are treated the wrong way round: the fast pairs (small ℓ, many turns within the "
+                "training length) must keep θ_ℓ and the slow ones get θ_ℓ / s; yours divide the fast pairs and keep "
+                "the slow ones")
+    if bool((kept & divided_right).any()) and bool((divided & kept_right).any()):
+        return ("your pairs are treated the wrong way round: the fast pairs (small ℓ) must keep θ_ℓ and the slow ones "
+                "get θ_ℓ / s")
+    band = ~kept_right & ~divided_right
+    if bool(torch.equal(kept, kept_right)) and bool(torch.equal(divided, divided_right)):
+        if bool(torch.isclose(mine[band], 1 - right[band], atol=1e-6).all()):
+            return (f"the pairs outside the band are right, but inside it (pairs {_pairs_text(band)}) your blend is "
+                    "inverted: the share kept, θ_ℓ's weight, falls from 1 at the fast end of the band to 0 at the "
+                    "slow end; yours rises")
+        pair = int((wrong & band).nonzero()[0]) if bool((wrong & band).any()) else int(wrong.nonzero()[0])
+        return (f"the kept and divided pairs are right, but inside the band (pairs {_pairs_text(band)}) your blend "
+                f"differs: at pair {pair} the share kept should be {_num(float(right[pair]))}, yours is "
+                f"{_num(float(mine[pair]))}")
+    return (f"your band is at the wrong pairs: you keep pairs {_pairs_text(kept)} and divide pairs "
+            f"{_pairs_text(divided)}, expected kept {_pairs_text(kept_right)} and divided "
+            f"{_pairs_text(divided_right)}: "
+            "the boundary between the parts is misplaced (check the number of turns L/λ_ℓ = L θ_ℓ / (2π), and that "
+            "ℓ is the pair index 0 .. d/2 - 1)")
+
+
+def _property_problem(rule: _Rule, setting: tuple[Any, ...], got: torch.Tensor, expected: torch.Tensor) -> str | None:
+    if not bool(torch.isfinite(got).all()):
+        pair = int((~torch.isfinite(got)).nonzero()[0])
+        return (f"pair {pair} is {float(got[pair])}: a division by zero (a ramp whose two bounds coincide, a "
+                "wavelength of an infinite period) or a power of a non-positive number")
+    dim, base = int(setting[0]), float(setting[1])
+    if rule.ladder is not None:
+        return _ladder_problem(got, rule.ladder(setting), dim, base)
+    if rule.by_parts:
+        return _parts_problem(got, expected, dim, base, float(setting[2]))
+    return None
+
+
 def _frequency_case(
     session: _Session, rule: _Rule, setting: tuple[Any, ...], yarn: bool = False,
-    failures: list[tuple[str, set[str]]] | None = None,
+    failures: list[tuple[str, set[str], set[str]]] | None = None,
 ) -> None:
     call = _call_text(rule, setting)
     returned = session.call(call, *setting)
@@ -110,17 +317,25 @@ def _frequency_case(
         f"{call}: pair ℓ = {pair} (of {expected.numel()}) should have frequency {should}, got {was}"
         f" (ratio got / expected = {_num(float(got[pair] / expected[pair]))})"
     )
-    matching = set()
+    exact, explaining = set(), set()
     for variant in rule.variants:
         try:
             candidate = variant.frequencies(*setting)
         except (ValueError, ZeroDivisionError, OverflowError):
-            matching.add(f"n/a {variant.key}")  # the mistake cannot be evaluated here: no evidence either way
+            exact.add(f"n/a {variant.key}")  # the mistake cannot be evaluated here: no evidence either way
+            explaining.add(f"n/a {variant.key}")
             continue
-        if candidate is not None and not _matches(candidate, expected) and _matches(got, candidate):
-            matching.add(variant.key)
+        if candidate is None or _matches(candidate, expected):
+            continue
+        if _matches(got, candidate):
+            exact.add(variant.key)
+        if _explains(got, candidate, expected):
+            explaining.add(variant.key)
     if failures is not None:
-        failures.append((text, matching))
+        failures.append((text, exact, explaining))
+    found = _property_problem(rule, setting, got, expected)
+    if found:
+        raise _Problem("frequencies", f"{text}: {found}. {rule.verified[1]}")
     raise _Problem("frequencies", f"{text}. {rule.verified[1]}")
 
 
@@ -149,25 +364,31 @@ def _check_attention_factor(session: _Session, value: object, factor: float, cal
 
 def _check_rule(fn: Callable[..., Any], rule: _Rule, yarn: bool = False) -> CheckResult:
     def body(session: _Session) -> list[str]:
-        failures: list[tuple[str, set[str]]] = []
+        failures: list[tuple[str, set[str], set[str]]] = []
         for setting in rule.settings:
             tags = {tag for applies, tag, _ in rule.hints if applies(setting)}
             session.run(partial(_frequency_case, session, rule, setting, yarn, failures), tags)
-        # A mistake is named only when it explains every setting whose frequencies were wrong.
-        named = [
-            variant for variant in rule.variants
-            if failures and all(variant.key in matching or f"n/a {variant.key}" in matching for _, matching in failures)
-            and any(variant.key in matching for _, matching in failures)
-        ]
+        # A mistake is named only when it explains every setting whose frequencies were wrong: first one that
+        # reproduces them exactly, else one that reproduces every wrong pair (its characteristic pairs).
+        named = _named(rule, [(text, exact) for text, exact, _ in failures]) or _named(
+            rule, [(text, explaining) for text, _, explaining in failures])
         if named:
             session.problems.pop("frequencies", None)
-            session.problems[named[0].key] = f"{failures[0][0]}: {named[0].explanation}"
+            session.problems[named.key] = f"{failures[0][0]}: {named.explanation}"
         for _, tag, hint in rule.hints:
             if session.failed_exactly_with(tag):
                 session.problem(f"{tag} hint", hint)
         return [f"matches the reference on {session.cases} hidden settings", *rule.verified]
 
     return _run_checker(rule.exercise, fn, body)
+
+
+def _named(rule: _Rule, failures: list[tuple[str, set[str]]]) -> _Variant | None:
+    return next((
+        variant for variant in rule.variants
+        if failures and all(variant.key in matching or f"n/a {variant.key}" in matching for _, matching in failures)
+        and any(variant.key in matching for _, matching in failures)
+    ), None)
 
 
 def _theta_half_exponent(dim: int, base: float) -> torch.Tensor:

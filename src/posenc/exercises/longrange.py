@@ -19,7 +19,8 @@ from typing import Any
 import torch
 
 from ..rotary import apply_rope
-from .checking import CheckResult, _Case, _Mistake, _public, _simple_checker
+from .checking import CheckResult, _public
+from .comparing import _Case, _Mistake, _simple_checker
 
 __all__ = [
     "check_expected_score",
@@ -123,12 +124,16 @@ _EXPECTED_MISTAKES = [
              lambda c, o, b=10000.0: _expected(c, o, b, exponent_dim=c.shape[0])),
     _Mistake("expected sin cos swapped", "you swapped sine and cosine: the trace C11 + C22 goes with cos(δθ_ℓ)",
              lambda c, o, b=10000.0: _expected(c, o, b, swap=True)),
+    _Mistake("expected base ignored", "your function ignores its base argument (10000 is used whatever base is "
+             "given): θ_ℓ = base^(-2ℓ/d)",
+             lambda c, o, b=10000.0: _expected(c, o)),
 ]
 
 
 def _expected_cases(generator: torch.Generator) -> list[_Case]:
     cases = []
-    for pairs, base in [(8, 10000.0), (4, 100.0), (16, 10000.0)]:
+    # Base 500 separates "base ignored" from "d/2 as the dimension", which agree at base 100 (10000 = 100²).
+    for pairs, base in [(8, 10000.0), (4, 100.0), (16, 10000.0), (6, 500.0)]:
         cross = torch.randn(pairs, 2, 2, generator=generator, dtype=torch.float64)
         cases.append(_Case((cross, torch.arange(-20, 61), base), f"fn(cross: ({pairs}, 2, 2), "
             f"offsets=-20..60, base={base:g})"))
@@ -144,7 +149,8 @@ def check_expected_score(fn: Callable[..., Any]) -> CheckResult:
 
     ``cross`` has shape ``(d/2, 2, 2)``, block ``ℓ`` being ``C^(ℓ) = E[q^(ℓ) k^(ℓ)T]``; the answer has
     one value per offset: ``Σ_ℓ cos(δθ_ℓ)(C11 + C22) + sin(δθ_ℓ)(C21 - C12)`` (within 1e-5). Named
-    mistakes: the sine's sign, no sine, ``C21 + C12``, ``d/2`` used as the dimension, sin and cos swapped.
+    mistakes: the sine's sign, no sine, ``C21 + C12``, ``d/2`` used as the dimension, sin and cos swapped,
+    the base ignored.
     """
     return _simple_checker(
         "expected score", fn, _expected_cases, reference_expected_score, _EXPECTED_MISTAKES,
@@ -260,7 +266,31 @@ _HEAD_MISTAKES = [
              lambda k, t, b=10000.0: apply_rope(k[None].double(), torch.tensor([t]))[0]),
     _Mistake("head negated", "your query is -R_δ* k: its score has a minimum, not a maximum, at δ*",
              lambda k, t, b=10000.0: -apply_rope(k[None].double(), torch.tensor([t]), base=b)[0]),
+    _Mistake("head exponent", "your rotation uses the frequencies b^(-ℓ/d): the scores use RoPE's θ_ℓ = "
+             "b^(-2ℓ/d), so your query's peak lands near δ*, not on it",
+             lambda k, t, b=10000.0: apply_rope(k[None].double(), torch.tensor([t]), frequencies=b ** (
+                 -torch.arange(k.shape[-1] // 2, dtype=torch.float64) / k.shape[-1]))[0]),
 ]
+
+
+def _head_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
+    """Explain a query by where its score peaks (or dips): the property the exercise asks for."""
+    key, target, base = case.args
+    dim = key.shape[-1]
+    scores = apply_rope(key.double().expand(len(_OFFSETS), dim), _OFFSETS, base=base) @ got.double()
+    if int(_OFFSETS[scores.argmin()]) == target:
+        return f"the score of your query has its minimum at δ = {target}, not its maximum: {_HEAD_MISTAKES[4].message}"
+    peak = int(_OFFSETS[scores.argmax()])
+    mine = got.double() / got.double().norm()
+    for mistake in _HEAD_MISTAKES:  # a multiple of a mistake's query (any scale or dtype) is that mistake
+        wrong = mistake.wrong(key, target, base).double()
+        if float(mine @ (wrong / wrong.norm())) > 1 - 1e-6:
+            return f"your query is a multiple of this mistake's, its score peaks at δ = {peak}: {mistake.message}"
+    peaking = [mistake for mistake in _HEAD_MISTAKES if mistake.key != "head negated"
+               and _peak(mistake.wrong(key, target, base), key, base) == peak != target]
+    if len(peaking) == 1:
+        return f"the score of your query peaks at δ = {peak}, where this mistake puts it: {peaking[0].message}"
+    return None
 
 
 def _head_cases(generator: torch.Generator) -> list[_Case]:
@@ -277,10 +307,12 @@ def check_positional_head_query(fn: Callable[..., Any]) -> CheckResult:
     ``δ ∈ [-500, 500]`` is largest at ``δ = target``.
 
     Any such query passes (``R_target k`` is one). Named mistakes: rotated the wrong way, not
-    rotated, the half layout, base ignored, the negated query (a minimum).
+    rotated, the half layout, base ignored, the negated query (a minimum), the exponent ``ℓ/d``;
+    a query that equals none of them (a multiple, another dtype) is named by where its score peaks.
     """
     return _simple_checker(
         "positional head", fn, _head_cases, reference_positional_head_query, _HEAD_MISTAKES,
         ["the score peaks at the target offset over [-500, 500] for 3 hidden keys and targets"],
         what="the query", accept=_peaks_at_target, describe=_describe_peak, atol=1e-6,
+        properties=[_head_property],
     )

@@ -61,7 +61,8 @@ def check_shaw_index(fn: Callable[..., Any]) -> CheckResult:
 
     Diagnosed mistakes: ``i - j`` instead of ``j - i``; the shift by ``c`` missing (negative
     rows); the shift added before clipping to ``[-c, c]``; clipping to ``[0, 2c]`` before the
-    shift; clipping to ``c - 1``; ``query_offset`` ignored; a float dtype, wrong shape; the
+    shift; clipping to ``c - 1``; ``query_offset`` ignored; a float or boolean dtype (another
+    integer dtype, such as int32, passes with a note), wrong shape; the
     row of a pair named when nothing else is recognised; exceptions.
 
     Args:
@@ -230,11 +231,13 @@ def check_relative_shift(fn: Callable[..., Any]) -> CheckResult:
 
 
 _SHIFT_EXPLANATIONS = {
-    "first rows": "you keep the first Lq rows of the (..., Lk + 1, Lq) view; drop the first row instead "
+    "first rows": "every entry is read 1 row above and 1 column to the right of the right one (the previous "
+    "query's row): you keep the first Lq rows of the (..., Lk + 1, Lq) view; drop the first row instead "
     "([..., 1:, :]): keeping the first moves every row up by one, so entry (r, j) holds the previous query with "
     "the offset one step too near",
-    "pad right": "the zero column goes on the left, (1, 0) in F.pad: padding on the right shifts every row the "
-    "wrong way",
+    "pad right": "every entry is read one column to the right of its offset (column j + Lq - r instead of "
+    "j + Lq - 1 - r; the diagonal gets 0): an index off by one, or the zero column padded on the right: the zero "
+    "column goes on the left, (1, 0) in F.pad; with indices, entry (r, j) is rel_logits[..., r, j + Lq - 1 - r]",
     "unshifted": "these are the unshifted logits: column c of row r holds offset c - (Lk - 1), and row r must move "
     "left by Lq - 1 - r places so that column j holds offset j - i",
     "flipped": "you read the table backwards: column c of rel_logits holds the offset δ = c - (Lk - 1) (the "
@@ -282,4 +285,33 @@ def _shift_case(session: _Session, rel_logits: torch.Tensor, failures: list[tupl
         where = f"rel_logits[..., {source_r}, {source_c}] (query {source_r}, offset {source_c - k_len + 1})"
     else:
         where = "a value that is not an entry of rel_logits: the shift should only move entries"
-    raise _Problem("shift", f"{text}, which is {where}")
+    raise _Problem("shift", f"{text}, which is {where}{_shift_pattern(got.to(rel_logits.dtype), rel_logits, wrong)}")
+
+
+def _shift_pattern(got: torch.Tensor, rel_logits: torch.Tensor, wrong: torch.Tensor) -> str:
+    """Where every wrong entry was read from, when they all share one displacement from the right entry."""
+    q_len, k_len = rel_logits.shape[-2:]
+    moves = set()
+    for index in wrong.nonzero().tolist()[:200]:
+        *batch, r, j = index
+        value = got[tuple(index)]
+        if value == 0:
+            continue
+        sources = (rel_logits[tuple(batch)] == value).nonzero()
+        if len(sources) != 1:
+            return ""
+        source_r, source_c = (int(v) for v in sources[0])
+        moves.add((source_r - r, source_c - (j + q_len - 1 - r)))
+        if len(moves) > 1:
+            return ""
+    if len(moves) != 1:
+        return ""
+    rows, columns = moves.pop()
+    parts = []
+    if rows:
+        parts.append(f"{abs(rows)} row{'s' if abs(rows) > 1 else ''} {'below' if rows > 0 else 'above'}")
+    if columns:
+        parts.append(f"{abs(columns)} column{'s' if abs(columns) > 1 else ''} to the "
+                     f"{'right' if columns > 0 else 'left'}")
+    return (f"; every wrong entry is read {' and '.join(parts)} of the right one, rel_logits[..., r, j + Lq - 1 - r]"
+            if parts else "")

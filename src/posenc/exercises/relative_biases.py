@@ -114,7 +114,8 @@ def check_t5_bucket(fn: Callable[..., Any]) -> CheckResult:
     Diagnosed mistakes: sign convention ``i - j`` (past and future swapped); ``bidirectional``
     ignored; ``num_buckets`` or ``max_distance`` ignored; exact range off by one; no cap at the last
     bucket beyond ``max_distance``; rounding (or ceiling) instead of flooring the logarithmic part;
-    wrong shape or dtype; exceptions. Each message names the setting, the offset, the expected and
+    wrong shape; a float or boolean dtype (another integer dtype, such as int32, passes with a note);
+    exceptions. Each message names the setting, the offset, the expected and
     the returned bucket.
 
     Args:
@@ -245,6 +246,16 @@ def _t5_case(session: _Session, relative_position: torch.Tensor, kwargs: dict[st
         if _t5_matches(got, relative_position, *args, **knobs):
             session.problem(key, f"{text}: {explanation}")
             return
+    # A mistake written another way: the variant reproduces every wrong bucket and most of its own wrong buckets.
+    for args, knobs, key, explanation in variants:
+        for candidate in (_t5_variant(relative_position, *args, **knobs),
+                          _t5_variant(relative_position, *args, **knobs, dtype=torch.float64)):
+            characteristic = candidate != expected
+            agree = got == candidate
+            if bool(agree[~accepted].all()) and 2 * int((agree & characteristic).sum()) > int(
+                    characteristic.sum()) > 0:
+                session.problem(key, f"{text}: {explanation}")
+                return
     difference = got - expected
     mismatch = ~accepted
     distance = (relative_position.abs() if bidirectional else (-relative_position).clamp(min=0))
@@ -262,12 +273,50 @@ def _t5_case(session: _Session, relative_position: torch.Tensor, kwargs: dict[st
             f"{text}: buckets must lie in [0, num_buckets) = [0, {num_buckets}); check the cap at the last bucket "
             "and the offset of the upper half",
         )
+    elif (region := _t5_wrong_region(mismatch, relative_position, distance, in_log_range, setting)) is not None:
+        session.problem("buckets", f"{text}: every wrong bucket is {region}")
     else:
         session.problem(
             "buckets",
             f"{text}. Check the three ranges: exact buckets below max_exact, logarithmic buckets up to "
             "max_distance, the last bucket beyond",
         )
+
+
+def _t5_wrong_region(
+    mismatch: torch.Tensor, relative_position: torch.Tensor, distance: torch.Tensor, in_log_range: torch.Tensor,
+    setting: tuple[bool, int, int],
+) -> str | None:
+    """The one range of offsets where every wrong bucket lies, said with the rule that holds there."""
+    bidirectional, num_buckets, max_distance = setting
+    per_direction = num_buckets // 2 if bidirectional else num_buckets
+    max_exact = per_direction // 2
+    after = relative_position > 0
+    regions = [
+        (~torch.tensor(bidirectional) & after,
+         "a future key (j > i) of the causal setting: every future key goes to bucket 0 (distance = "
+         "max(-(j - i), 0))"),
+        (distance >= max_distance,
+         f"at a distance >= max_distance = {max_distance}: every such distance shares the last bucket of its "
+         f"direction, n - 1 = {per_direction - 1} (plus the offset of the upper half for keys after the query)"),
+        (distance < max_exact,
+         f"in the exact range, distance < max_exact = {max_exact}: there the bucket is the distance itself (plus "
+         f"num_buckets // 2 = {num_buckets // 2} for keys after the query in the bidirectional setting)"),
+        (in_log_range,
+         f"in the logarithmic range, max_exact = {max_exact} <= distance < max_distance = {max_distance}: the "
+         "bucket is max_exact + floor(log(distance / max_exact) / log(max_distance / max_exact) * (n - max_exact)), "
+         "with n the buckets per direction"),
+        (torch.tensor(bidirectional) & after,
+         f"a key after the query (j > i): in the bidirectional setting these take the upper half, the bucket of "
+         f"their distance plus num_buckets // 2 = {num_buckets // 2}"),
+        (torch.tensor(bidirectional) & ~after,
+         "a key before the query (j < i) or the query itself: in the bidirectional setting these take the lower "
+         "half, the bucket of their distance |j - i|"),
+    ]
+    for region, text in regions:
+        if bool(region[mismatch].all()):
+            return text
+    return None
 
 
 # --------------------------------------------------------------------------- ALiBi slopes

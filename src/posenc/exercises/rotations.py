@@ -23,7 +23,8 @@ import torch
 
 from ..rope2d import rope_matrix_2d
 from ..rotary import apply_rope
-from .checking import CheckResult, _Case, _Mistake, _public, _simple_checker
+from .checking import CheckResult, _public
+from .comparing import _Case, _Mistake, _simple_checker
 
 __all__ = [
     "check_decode_positions",
@@ -65,12 +66,28 @@ _UNROTATE_MISTAKES = [
              lambda o, p, b=10000.0: _rope(o, -p, b, exponent=1.0)),
     _Mistake("unrotate by index", "you turned back by the row index 0, ..., L-1 instead of the given positions",
              lambda o, p, b=10000.0: _rope(o, -torch.arange(o.shape[-2]), b)),
+    _Mistake("unrotate float32 angles", "your angles i θ_ℓ are formed in float32: at a position such as 50,000 "
+             "float32 keeps about 3 decimals of the angle, and the sine and cosine inherit the error; form the "
+             "angles in float64 (positions.double() * theta.double()), then cast the result to the input's dtype",
+             lambda o, p, b=10000.0: _float32_rope(o, -p, b), tolerance=3e-2),
 ]
+
+
+def _float32_rope(x: torch.Tensor, positions: torch.Tensor, base: float) -> torch.Tensor:
+    """RoPE with its angles formed in float32, as ``positions.float()[:, None] * theta.float()`` does."""
+    dim = x.shape[-1]
+    theta = (base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)).float()
+    angles = (positions.float()[:, None] * theta).double()
+    cos, sin = angles.cos(), angles.sin()
+    even, odd = x.double()[..., 0::2], x.double()[..., 1::2]
+    return torch.stack((even * cos - odd * sin, even * sin + odd * cos), dim=-1).flatten(-2).to(x.dtype)
 
 
 def _unrotate_cases(generator: torch.Generator) -> list[_Case]:
     cases = []
-    for heads, length, dim, start, base in [(2, 5, 8, 0, 10000.0), (3, 4, 16, 7, 100.0), (1, 6, 4, 1000, 10000.0)]:
+    # The last setting is realistic for a long context: positions near 50,000, where float32 angles are 1e-3 off.
+    for heads, length, dim, start, base in [(2, 5, 8, 0, 10000.0), (3, 4, 16, 7, 100.0), (1, 6, 4, 1000, 10000.0),
+                                            (2, 4, 32, 50_000, 10000.0)]:
         outputs = torch.randn(heads, length, dim, generator=generator)
         positions = torch.arange(start, start + length)
         cases.append(_Case((outputs, positions, base),
@@ -83,9 +100,10 @@ def _unrotate_cases(generator: torch.Generator) -> list[_Case]:
 def check_unrotated_outputs(fn: Callable[..., Any]) -> CheckResult:
     """Check ``fn(outputs, positions, base=10000.0)``: every output row ``i`` turned back by ``R_i^T``.
 
-    ``outputs`` has shape ``(..., L, d)``; the answer has the same shape (within 1e-4). Named
+    ``outputs`` has shape ``(..., L, d)``; the answer has the same shape (within 1e-4). One hidden
+    setting has positions near 50,000, where angles formed in float32 are visibly off. Named
     mistakes: rotated forward, not turned, the half layout, base ignored, exponent ``ℓ/d``, row
-    indices instead of positions.
+    indices instead of positions, angles formed in float32.
     """
     return _simple_checker(
         "outputs turned back", fn, _unrotate_cases, reference_unrotated_outputs, _UNROTATE_MISTAKES,
@@ -140,7 +158,24 @@ _LINEAR_MISTAKES = [
              lambda q, k, v, b=10000.0: _linear(q, k, v, b, phi_after=True)),
     _Mistake("linear no feature map", "you used q and k without the feature map φ(x) = elu(x) + 1",
              lambda q, k, v, b=10000.0: _linear(q, k, v, b, feature=False)),
+    _Mistake("linear no denominator", "your outputs are not normalised: divide row i by Σ_{j<=i} φ(q_i)^T φ(k_j), "
+             "the unrotated sum of the same scores",
+             lambda q, k, v, b=10000.0: _linear(q, k, v, b) * _linear_denominators(q, k)),
+    _Mistake("linear only keys rotated", "only your keys are rotated: rotate φ(q_i) by R_i too, so that the score "
+             "depends on the offset, (R_i φ(q_i))^T (R_j φ(k_j)) = φ(q_i)^T R_(j-i) φ(k_j)",
+             lambda q, k, v, b=10000.0: _linear_one_side(q, k, v, b)),
 ]
+
+
+def _linear_denominators(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    phi_q, phi_k = torch.nn.functional.elu(q.double()) + 1, torch.nn.functional.elu(k.double()) + 1
+    return torch.tril(phi_q @ phi_k.transpose(-1, -2)).sum(-1, keepdim=True)
+
+
+def _linear_one_side(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, base: float) -> torch.Tensor:
+    phi_q, phi_k = torch.nn.functional.elu(q.double()) + 1, torch.nn.functional.elu(k.double()) + 1
+    numerators = torch.tril(phi_q @ _rope(phi_k, None, base).transpose(-1, -2))
+    return numerators @ v.double() / _linear_denominators(q, k)
 
 
 def _linear_cases(generator: torch.Generator) -> list[_Case]:
@@ -157,7 +192,8 @@ def check_linear_rope_attention(fn: Callable[..., Any]) -> CheckResult:
 
     ``o_i = Σ_{j<=i} (R_i φ(q_i))^T (R_j φ(k_j)) v_j / Σ_{j<=i} φ(q_i)^T φ(k_j)`` with
     ``φ = elu + 1`` (within 1e-4; a loop with running sums and a quadratic formula both pass).
-    Named mistakes: the denominator rotated, no rotation, not causal, φ after the rotation, no φ.
+    Named mistakes: the denominator rotated, no rotation, not causal, φ after the rotation, no φ,
+    no denominator, only the keys rotated.
     """
     return _simple_checker(
         "linear attention with RoPE", fn, _linear_cases, reference_linear_rope_attention, _LINEAR_MISTAKES,
@@ -246,6 +282,13 @@ def _stream(cached, window, sinks=4, shift_of=None, direction=-1, rotate=True, r
     return torch.cat((first, moved), dim=-2)
 
 
+def _stream_float32(cached: torch.Tensor, window: int, sinks: int = 4) -> torch.Tensor:
+    total = cached.shape[-2]
+    shift = total - window - sinks
+    moved = _float32_rope(cached[..., total - window :, :], torch.full((window,), -shift), 10000.0)
+    return torch.cat((cached[..., :sinks, :], moved), dim=-2)
+
+
 _STREAM_MISTAKES = [
     _Mistake("stream wrong way", "you rotated the window keys forward by n - w - sinks: they move to earlier "
              "positions, so the rotation is by -(n - w - sinks)",
@@ -265,6 +308,9 @@ _STREAM_MISTAKES = [
     _Mistake("stream off by one", "your shift is off by one (n - w - sinks ± 1): the last key, at n - 1, must "
              "land at sinks + w - 1",
              lambda c, w, s=4: _stream(c, w, s, shift_of=lambda n, w_, s_: n - w_ - s_ + 1)),
+    _Mistake("stream float32 angles", "your rotation's angles are formed in float32: for a shift of thousands of "
+             "positions float32 keeps few decimals of the angle; form shift · θ_ℓ in float64, then cast",
+             lambda c, w, s=4: _stream_float32(c, w, s), tolerance=3e-2),
     _Mistake("stream off by one below", "your shift is off by one (n - w - sinks ± 1): the last key, at n - 1, "
              "must land at sinks + w - 1",
              lambda c, w, s=4: _stream(c, w, s, shift_of=lambda n, w_, s_: n - w_ - s_ - 1)),
@@ -273,9 +319,11 @@ _STREAM_MISTAKES = [
 
 def _stream_cases(generator: torch.Generator) -> list[_Case]:
     cases = []
-    for heads, total, dim, window, sinks in [(2, 40, 8, 10, 4), (1, 20, 16, 5, 4), (3, 30, 8, 6, 2)]:
+    # The last cache is long (100,000 keys), so that the shift is large: angles formed in float32 are visibly off.
+    for heads, total, dim, window, sinks in [(2, 40, 8, 10, 4), (1, 20, 16, 5, 4), (3, 30, 8, 6, 2),
+                                             (1, 100_000, 16, 6, 4)]:
         raw = torch.randn(heads, total, dim, generator=generator)
-        cases.append(_Case((apply_rope(raw), window, sinks),
+        cases.append(_Case((apply_rope(raw).contiguous(), window, sinks),
                            f"fn(cached: ({heads}, {total}, {dim}) rotated at 0..{total - 1}, "
                            f"window={window}, sinks={sinks})"))
     return cases
@@ -288,11 +336,12 @@ def check_streaming_cache(fn: Callable[..., Any]) -> CheckResult:
     The answer, shape ``(..., sinks + window, d)``, equals the raw keys of the sinks and of the last
     ``window`` tokens encoded at positions ``0, ..., sinks + window - 1`` (within 1e-4). Named
     mistakes: rotation the wrong way, no rotation, the sinks forgotten in the shift, the sinks
-    rotated, RoPE re-applied at the new positions, the shift off by one.
+    rotated, RoPE re-applied at the new positions, the shift off by one, angles in float32 (one
+    hidden cache holds 100,000 keys, so that the shift is large).
     """
     return _simple_checker(
         "StreamingLLM cache", fn, _stream_cases, reference_streaming_cache, _STREAM_MISTAKES,
-        ["sinks kept, window keys moved by one rotation each, for 3 hidden caches"],
+        ["sinks kept, window keys moved by one rotation each, for 4 hidden caches (one of 100,000 keys)"],
         what="the cache", atol=1e-4,
     )
 

@@ -16,7 +16,10 @@ The rules that treat the pairs by parts, YaRN and Llama 3.1's ``llama3``, are ch
 Every function is called with positional arguments in the order its checker documents. A wrong
 answer is compared with the typical mistakes of its rule (PI's factor applied the wrong way, the
 NTK exponent ``d/(d-2)`` missing, ...), and the report names the first pair that differs, with the
-expected and the returned frequency.
+expected and the returned frequency. When no typical mistake fits, the answer is read as a ladder
+``A · B^(-2ℓ/d)`` and its factor ``A`` and base ``B`` are said in the student's terms (``s^(-1)``,
+``base · s``, ...) next to the expected ones, with the exponent's sign, a missing factor 2 or a
+``linspace`` ladder recognised by their effect.
 """
 
 from __future__ import annotations
@@ -30,7 +33,16 @@ import torch
 from .._angles import frequencies as _theta
 from ..scaling import dynamic_ntk_frequencies, ntk_frequencies, pi_frequencies
 from .checking import CheckResult, _public
-from .frequency_rules import _EXPONENT, _FROM_ONE, _check_rule, _Rule, _shifted_theta, _theta_half_exponent, _Variant
+from .frequency_rules import (
+    _EXPONENT,
+    _FROM_ONE,
+    _check_rule,
+    _Ladder,
+    _Rule,
+    _shifted_theta,
+    _theta_half_exponent,
+    _Variant,
+)
 
 __all__ = ["check_dynamic_ntk_frequencies", "check_ntk_frequencies", "check_pi_frequencies"]
 
@@ -64,6 +76,7 @@ _PI = _Rule(
         "dimensions 8 to 128, bases 500 to 500000, factors 1.5 to 32",
         "PI divides every frequency by the factor: θ'_ℓ = base^(-2ℓ/d) / s",
     ),
+    ladder=lambda setting: _Ladder(1 / setting[2], setting[1], (("base", setting[1]), ("s", setting[2]))),
 )
 
 
@@ -74,7 +87,9 @@ def check_pi_frequencies(fn: Callable[..., Any]) -> CheckResult:
     The result must equal :func:`posenc.scaling.pi_frequencies`, :math:`b^{-2\\ell/d}/s`, on
     five hidden settings. Diagnosed mistakes: the frequencies multiplied instead of divided by
     the factor; the factor ignored; the base multiplied by the factor; the exponent ``ℓ/d``
-    instead of ``2ℓ/d``; the base ignored; one frequency per coordinate instead of per pair;
+    instead of ``2ℓ/d``; the base ignored; one frequency per coordinate instead of per pair; the
+    factor applied twice; the pair index from 1; and, by their effect on the ladder, the exponent's
+    minus sign lost, wavelengths instead of frequencies, the ``linspace`` exponent ``2ℓ/(d-2)``;
     exceptions.
 
     Args:
@@ -130,6 +145,8 @@ _NTK = _Rule(
         "NTK-aware scaling uses the base b' = base · s^(d/(d-2)): pair 0 keeps θ_0 = 1 and the slowest pair is "
         "slowed by exactly s",
     ),
+    ladder=lambda setting: _Ladder(1.0, setting[1] * setting[2] ** (setting[0] / (setting[0] - 2)),
+                                   (("base", setting[1]), ("s", setting[2]))),
 )
 
 
@@ -141,7 +158,9 @@ def check_ntk_frequencies(fn: Callable[..., Any]) -> CheckResult:
     :math:`b\\,s^{d/(d-2)}`, on five hidden settings (``dim >= 8``). Diagnosed mistakes: the
     exponent ``d/(d-2)`` missing or inverted; the base divided instead of multiplied; PI's
     frequencies instead; the exponent ``ℓ/d`` instead of ``2ℓ/d``; the factor or the base
-    ignored; wrong shape; exceptions.
+    ignored; the factor on the frequencies; and, by their effect on the ladder, PI's division
+    added to NTK's base, the exponent on the wrong term (``base^(d/(d-2)) · s``); wrong shape;
+    exceptions.
 
     Args:
         fn: the student's function, called as ``fn(dim, base, factor)``.
@@ -167,6 +186,13 @@ def _dynamic_variant(
     if scale <= 0:
         raise ValueError("no base for a scale <= 0")
     return ladder(dim, base * scale ** (dim / (dim - 2) if exponent else 1.0))
+
+
+def _dynamic_ladder(dim: int, base: float, factor: float, train_len: int, seq_len: int) -> _Ladder:
+    length = max(seq_len, train_len)
+    scale = factor * length / train_len - (factor - 1.0)
+    terms = (("base", base), ("s_n", scale), ("s", factor), ("n/L", seq_len / train_len))
+    return _Ladder(1.0, base * scale ** (dim / (dim - 2)), terms)
 
 
 _DYNAMIC = _Rule(
@@ -212,6 +238,7 @@ _DYNAMIC = _Rule(
          "only the settings with seq_len beyond the training length failed: there the scale is s·n/L - (s - 1) and "
          "the base b' = base · s_n^(d/(d-2))"),
     ),
+    ladder=lambda setting: _dynamic_ladder(*setting),
 )
 
 
