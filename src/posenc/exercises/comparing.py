@@ -3,7 +3,7 @@
 The checkers made of hidden cases and typical mistakes (:mod:`posenc.exercises.foundations`,
 :mod:`posenc.exercises.biases`, :mod:`posenc.exercises.rotations`, :mod:`posenc.exercises.longrange`,
 :mod:`posenc.exercises.extrapolation`) describe each case (``_Case``), the reference and the mistakes
-(``_Mistake``); :func:`_compare_cases` runs them with the machinery of
+(``_Mistake``); ``_compare_cases`` runs them with the machinery of
 :mod:`posenc.exercises.checking` and reports, for a wrong answer:
 
 - the mistake that explains every failed case: one whose model equals the answer, or, failing that,
@@ -360,7 +360,7 @@ def _simple_checker(
     verified: Sequence[str],
     **options: Any,
 ) -> CheckResult:
-    """A checker made of :func:`_compare_cases` on cases drawn from the private generator."""
+    """A checker made of ``_compare_cases`` on cases drawn from the private generator."""
 
     def body(session: _Session) -> list[str]:
         _compare_cases(session, cases(_generator()), reference, mistakes, **options)
