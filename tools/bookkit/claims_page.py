@@ -127,9 +127,9 @@ def fill_reports(app: Sphinx, doctree: nodes.document, docname: str) -> None:
         _paragraph(
             f"Shifted-seed runs of the current text included: offsets {', '.join(offsets)}."
             if offsets else
-            "No shifted-seed run of the current text was available when this page was written (in "
-            "make test they run beside the build; make seeds-test, then make book, shows them here, "
-            "and make test prints the fragile claims over all runs at its end)."
+            "No shifted-seed run of the current text was available when this page was written "
+            "(make test rewrites this page with them once its runs are done; so does make book "
+            "after make seeds-test)."
         ),
     ]
     for placeholder in placeholders:
