@@ -173,7 +173,6 @@ class Ledger:
             value: a real number, or several (a sequence, array or tensor of real numbers).
             low, high: finite bounds with ``low < high``.
 
-
         Raises:
             TypeError: if an argument has the wrong type (a bool is not a number here).
             ValueError: if the label is malformed or already stated, the words are empty,
@@ -183,12 +182,7 @@ class Ledger:
         low, high = _finite("low", low), _finite("high", high)
         if not low < high:
             raise ValueError(f"between needs low < high, got low={low!r}, high={high!r}")
-        width = high - low
-
-        def margin(x: float) -> float:
-            return min(x - low, high - x) / width
-
-        self._numeric(label, words, value, "between", {"low": low, "high": high}, margin)
+        self._interval(label, words, value, "between", {"low": low, "high": high})
 
     def at_least(self, label: str, words: str, value: object, bound: float, *, scale: float | None = None) -> None:
         """Claim ``value >= bound`` (for several values: each of them).
@@ -201,19 +195,12 @@ class Ledger:
                 0). Give the natural room of the quantity where ``|bound|`` is not it, e.g.
                 ``scale=0.06`` for an accuracy of at least 0.94 (the room up to 1).
 
-
         Raises:
             TypeError, ValueError: as for :meth:`between`, and if ``bound`` is not finite or
                 ``scale`` is not a finite number > 0.
             ClaimError: if a value is below ``bound`` or is NaN.
         """
-        bound = _finite("bound", bound)
-        scale = abs(bound) if scale is None else _positive("scale", scale)
-
-        def margin(x: float) -> float:
-            return (x - bound) / scale if scale else x - bound
-
-        self._numeric(label, words, value, "at_least", {"low": bound}, margin, has_width=bool(scale))
+        self._one_sided(label, words, value, bound, scale, "at_least")
 
     def at_most(self, label: str, words: str, value: object, bound: float, *, scale: float | None = None) -> None:
         """Claim ``value <= bound`` (for several values: each of them).
@@ -224,18 +211,11 @@ class Ledger:
             scale: the width the margin is measured against: the margin is
                 ``(bound - value) / scale``; by default ``|bound|`` (no margin for a bound of 0).
 
-
         Raises:
             TypeError, ValueError: as for :meth:`at_least`.
             ClaimError: if a value is above ``bound`` or is NaN.
         """
-        bound = _finite("bound", bound)
-        scale = abs(bound) if scale is None else _positive("scale", scale)
-
-        def margin(x: float) -> float:
-            return (bound - x) / scale if scale else bound - x
-
-        self._numeric(label, words, value, "at_most", {"high": bound}, margin, has_width=bool(scale))
+        self._one_sided(label, words, value, bound, scale, "at_most")
 
     def close_to(
         self, label: str, words: str, value: object, target: float, *, abs_tol: float = 0.0, rel_tol: float = 0.0
@@ -244,7 +224,6 @@ class Ledger:
 
         This is :meth:`between` on ``[target - tolerance, target + tolerance]``, and its margin is
         measured the same way (a value equal to the target has margin 0.5).
-
 
         Raises:
             TypeError, ValueError: as for :meth:`between`, and if ``target`` is not finite or the
@@ -258,13 +237,8 @@ class Ledger:
         tolerance = max(abs_tol, rel_tol * abs(target))
         if tolerance == 0:
             raise ValueError("close_to needs a tolerance: give abs_tol > 0, or rel_tol > 0 with a target other than 0")
-        low, high = target - tolerance, target + tolerance
-
-        def margin(x: float) -> float:
-            return min(x - low, high - x) / (2 * tolerance)
-
-        bounds = {"low": low, "high": high, "target": target, "tolerance": tolerance}
-        self._numeric(label, words, value, "close_to", bounds, margin)
+        bounds = {"low": target - tolerance, "high": target + tolerance, "target": target, "tolerance": tolerance}
+        self._interval(label, words, value, "close_to", bounds)
 
     def agree(self, label: str, words: str, gaps: Mapping[str, object], below: float) -> None:
         """Claim that computations agree: print each gap, then claim every gap is at most ``below``.
@@ -280,7 +254,6 @@ class Ledger:
             gaps: the printed description of each gap, and the gap (a real number or a
                 one-element tensor), in the order to print them.
             below: the tolerance, a finite number > 0; the margin is ``(below - gap) / below``.
-
 
         Raises:
             TypeError: if ``gaps`` is not a mapping of strings to numbers, or ``below`` is not a number.
@@ -311,7 +284,6 @@ class Ledger:
 
         Tensors and arrays are compared as lists. A claim of this form has no margin.
 
-
         Raises:
             TypeError: if the label or words are not strings.
             ValueError: if the label is malformed or already stated, or the words are empty.
@@ -330,7 +302,6 @@ class Ledger:
 
         For claims that are neither a bound nor an equality, e.g. "the slow part dips below zero
         and comes back up": ``claims.holds("slow-dips", words, low < 0 < last, low=low, last=last)``.
-
 
         Raises:
             TypeError: if ``condition`` is not a bool (or a one-element boolean tensor or array),
@@ -353,7 +324,6 @@ class Ledger:
         """Glue a measured number (or text) the prose states without a bound, under ``name``.
 
         In a notebook the value is glued for ``{glue:text}`name```; elsewhere nothing is shown.
-
 
         Raises:
             TypeError: if ``name`` is not a string, or ``value`` is not a number or a string.
@@ -388,6 +358,30 @@ class Ledger:
             raise ValueError(
                 f"label {label!r} is stated twice in {self.chapter}: every claim needs its own label"
             )
+
+    def _interval(self, label: str, words: str, value: object, form: str, bounds: dict[str, float]) -> None:
+        """A two-sided claim ``bounds["low"] <= value <= bounds["high"]``; margin as a share of the width."""
+        low, high = bounds["low"], bounds["high"]
+
+        def margin(x: float) -> float:
+            return min(x - low, high - x) / (high - low)
+
+        self._numeric(label, words, value, form, bounds, margin)
+
+    def _one_sided(
+        self, label: str, words: str, value: object, bound: float, scale: float | None, form: str
+    ) -> None:
+        """``at_least`` or ``at_most``: the margin is the room beyond ``bound`` over ``scale``."""
+        bound = _finite("bound", bound)
+        scale = abs(bound) if scale is None else _positive("scale", scale)
+        direction = 1.0 if form == "at_least" else -1.0
+
+        def margin(x: float) -> float:
+            room = direction * (x - bound)
+            return room / scale if scale else room
+
+        bounds = {"low": bound} if form == "at_least" else {"high": bound}
+        self._numeric(label, words, value, form, bounds, margin, has_width=bool(scale))
 
     def _numeric(
         self,

@@ -94,53 +94,50 @@ def collect(build_dir: Path) -> list[dict[str, Any]]:
     return claims
 
 
-def format_claim(record: Mapping[str, Any]) -> str:
-    """One line: label, held, value, bounds and margin."""
-    value = record["value"]
-    shown = f"{value:.4g}" if isinstance(value, float) else repr(value)
-    if len(shown) > 40:
-        shown = shown[:37] + "..."
-    margin = record.get("margin")
-    margin_text = "   -  " if margin is None else f"{margin:6.2f}"
-    status = "ok" if record["held"] else "FAILED"
-    bounds = {k: v for k, v in record["bounds"].items() if k in ("low", "high", "expected")}
-    return f"  {status:<6} {record['label']:<34} {shown:>14}  margin {margin_text}  {bounds}"
+def execute(path: Path, timeout: int) -> tuple[str | None, nbformat.NotebookNode]:
+    """Execute a notebook top to bottom in a fresh kernel, in its own folder, with this environment.
 
+    Returns:
+        The error text of the cell that raised (None if every cell ran) and the executed notebook,
+        whose outputs hold the claims stated up to a failure.
+    """
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
 
-def _notebook_names(paths: Iterable[Path]) -> list[Path]:
-    return [path.resolve() for path in paths]
+    notebook = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        notebook, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    )
+    try:
+        client.execute()
+    except CellExecutionError as error:
+        return str(error), notebook
+    return None, notebook
 
 
 def check(paths: list[Path], timeout: int) -> int:
     """Execute each notebook in a fresh kernel and print its claims; 1 if anything failed."""
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError
-
     # As the book's build runs them (the Makefile's BUILD_ENV): no progress bars on stderr, and
     # interactive figures glued for their captioned {glue:figure}.
     os.environ.update({"POSENC_PROGRESS": "0", "POSENC_BOOK_BUILD": "1"})
     failed = False
-    for path in _notebook_names(paths):
-        notebook = nbformat.read(path, as_version=4)
-        client = NotebookClient(
-            notebook, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
-        )
+    for path in paths:
         print(f"== {path.name}")
-        try:
-            client.execute()
-        except CellExecutionError as error:
-            print(str(error)[-3000:])
+        error, notebook = execute(path.resolve(), timeout)
+        if error is not None:
+            print(error[-3000:])
             failed = True
             continue
-        claims = claims_of_notebook(notebook)
-        for record in claims:
-            print(format_claim(record))
+        rows = claim_rows(claims_of_notebook(notebook), {})
+        for row in rows:
+            margin = "   -  " if row.margin is None else f"{row.margin:6.2f}"
+            status = "ok" if row.held else "FAILED"
+            print(f"  {status:<6} {row.label:<34} {row.value:>14}  margin {margin}  {row.bounds}")
         missing = sorted(set(glue_references(notebook)) - glued_keys(notebook))
         if missing:
             print(f"  the prose refers to glue keys the notebook does not glue: {missing}")
             failed = True
-        fragile = [r for r in claims if r.get("margin") is not None and r["margin"] < FRAGILE_MARGIN]
-        print(f"  {len(claims)} claims, {len(fragile)} fragile (margin < {FRAGILE_MARGIN})")
+        print(f"  {len(rows)} claims, {sum(row.fragile for row in rows)} fragile (margin < {FRAGILE_MARGIN})")
     return 1 if failed else 0
 
 
@@ -200,6 +197,15 @@ def current_runs(seeds: Mapping[str, Any], notebooks: Path) -> dict[str, Any]:
     return current
 
 
+def run_offsets(seeds: Mapping[str, Any]) -> list[str]:
+    """The seed offsets that ran, in order, in a ``claims-seeds.json`` table."""
+    return sorted(
+        {offset for runs in seeds.values() for label, by_offset in runs.items() if label != "_sha256"
+         for offset in by_offset},
+        key=int,
+    )
+
+
 def claim_rows(claims: Sequence[Mapping[str, Any]], seeds: Mapping[str, Any]) -> list[ClaimRow]:
     """Each claim of the build with its values and smallest margin over the build and the runs."""
     rows = []
@@ -229,8 +235,7 @@ def report(claims_file: Path, seeds_file: Path | None, notebooks: Path) -> int:
     if seeds_file is not None and seeds_file.is_file():
         seeds = current_runs(json.loads(seeds_file.read_text(encoding="utf-8")), notebooks)
     rows = claim_rows(claims, seeds)
-    offsets = sorted({offset for chapter in seeds.values() for label, runs in chapter.items()
-                      if label != "_sha256" for offset in runs})
+    offsets = run_offsets(seeds)
     print(f"{len(rows)} claims in {len({row.chapter for row in rows})} chapters; "
           f"shifted-seed runs of the current text: offsets {offsets or 'none'}")
     for row in rows:

@@ -22,7 +22,7 @@ from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.util.docutils import SphinxDirective
 
-from bookkit.claims import FRAGILE_MARGIN, ClaimRow, claim_rows, collect, current_runs
+from bookkit.claims import FRAGILE_MARGIN, ClaimRow, claim_rows, collect, current_runs, run_offsets
 
 SEED_CLAIMS = Path("_build/test/claims-seeds.json")
 """Where ``make seeds-test`` writes the shifted-seed runs' claims, relative to the book's root."""
@@ -112,8 +112,7 @@ def fill_reports(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     if seeds_file.is_file():
         seeds = current_runs(json.loads(seeds_file.read_text(encoding="utf-8")), Path(app.srcdir) / "notebooks")
     rows = claim_rows(claims, seeds)
-    offsets = sorted({offset for runs in seeds.values() for label, by_offset in runs.items()
-                      if label != "_sha256" for offset in by_offset}, key=int)
+    offsets = run_offsets(seeds)
     fragile = [row for row in rows if row.fragile]
     summary: list[nodes.Node] = [
         _paragraph(

@@ -33,11 +33,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-import nbformat
-from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
-
-from bookkit.claims import claims_of_notebook, notebook_sha256
+from bookkit.claims import claims_of_notebook, execute, notebook_sha256
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -74,19 +70,11 @@ def run_notebook(path: Path, offset: int, cache_dir: Path, timeout: int) -> tupl
     Returns:
         The error text (None if every cell ran) and the claims the run stated (up to the failure).
     """
-    notebook = nbformat.read(path, as_version=4)
     os.environ.update(
         {"POSENC_SEED_OFFSET": str(offset), "POSENC_PROGRESS": "0", "POSENC_CACHE_DIR": str(cache_dir)}
     )
     apply_settings(EMULATED_CPUS[emulated_cpu(offset)], os.environ)
-    client = NotebookClient(
-        notebook, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
-    )
-    error = None
-    try:
-        client.execute()
-    except CellExecutionError as failure:
-        error = str(failure)
+    error, notebook = execute(path, timeout)
     return error, claims_of_notebook(notebook)
 
 
