@@ -127,13 +127,13 @@ assignments: $(INSTALLED) $(NBGRADER_INSTALLED)
 
 # Two lanes at once, one per core: most of the work is one kernel running small-tensor Python, so
 # this about halves the wall time. The site lane builds, checks and prints the sites; the run lane
-# needs nothing from it. The shifted-seed runs go one at a time here, so that no more than two
+# runs the unit tests, then the chapters again (shifted seeds, outside the repository, the nbgrader
+# course) and needs nothing from it; the steps are split so that the lanes take about as long (their
+# times are in the README). The shifted-seed runs go one at a time here, so that no more than two
 # notebooks run at once and the build's per-notebook times stay comparable with their budget.
 # Each lane stops at its first failure, and make test fails if either does; each step prints its
 # wall time. One PyTorch thread per process (OMP_NUM_THREADS=1): two lanes of two-thread kernels on
-# two cores slow each other down by a factor of two or more (chapter 9 measured 61 s against 26 s);
-# the even shifted-seed runs still use the default threads (bookkit.seed_shift), so both summation
-# orders are tested.
+# two cores slow each other down by a factor of two or more (chapter 9 measured 61 s against 26 s).
 test: $(INSTALLED) $(BROWSER)
 	@start=$$(date +%s); \
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(MAKE) --no-print-directory -j2 --output-sync=recurse test-sites test-runs; \

@@ -37,11 +37,46 @@ the checkers' diagnosis, measured once): rejected 31/32 (96.9 %), named 21/32 (6
 held-out measure of the final diagnosis. The one answer that passed (ALiBi at positions computed from the
 spacing of the first two, right only for evenly spaced positions) showed that every hidden set of positions
 was evenly spaced; a set that is not was added afterwards, so batch 4 now reads 32/32 rejected.
+
+Second pass (issue 32, 16:05-16:50 UTC on 2026-11-28). First the measure was made honest: ``named`` below no longer
+counts a keyword found only in an echo (the call ``fn(...)``, the generic report of the first wrong entry or of a
+wrong shape, an exception's own text with the student's line of code, a checker's restatement of its rule). With
+that test and no checker changed, the figures fell to: batches 1 and 2 84/89, batch 3 13/28 (46.4 %), batch 4
+17/32 (53.1 %); "peaks at δ = ..., not at ..." became a symptom, not a name, so the two positional-head entries
+were given the words of their mistakes ("twice", "off by one") instead. Then the diagnosis was generalised, by
+the property a mistake breaks, with batches 3 and 4 in view (so their figures below are not held out): weights
+read back from an output, a decay factor read per step, the law of a penalty in the distance, integer or evenly
+spaced positions, which reduction a number is, the frequency ladder of any RoPE exercise, which two scores were
+subtracted, the rotation a query applies, feature maps and denominators, which keys a window kept, shape errors
+from PyTorch explained, the axis a count or a repeat ran along, a pair's two frequencies, whole-vector 1-D RoPE,
+a band's edges and blend; and a mistake is no longer named when the answer got right a case where it would show.
+Batch 5 (16 mistakes, written after that diagnosis and measured once): rejected 16/16, named 15/16 (93.8 %) by the
+keywords and on a careful reading; the one miss (all positions equal to cache_len + num_new, described on a case of
+one position) led to reporting the broken property of the largest failed case. Batch 6 (17 mistakes, mostly for the
+checkers batch 5 did not cover, written after that and measured once): rejected 17/17, named 16/17 (94.1 %) by the
+keywords but 13/17 (76.5 %) on a careful reading (the ALiBi-slopes, Shaw and llama3 hits only echoed the rule's
+restatement, which the echo list now also removes); the diagnosis of those four was generalised afterwards.
+Batch 7 (17 mistakes, written after every change above and measured once, the last honest measure): rejected
+17/17, named 12/17 (70.6 %) by the keywords and on a careful reading; two of the twelve messages also gave a cause
+the student had not necessarily made (a query rotated too, for s(2δ) - s(δ); the column index as the exponent, for a
+cosine at the next pair's frequency), since removed. Over the three batches written after the property-based
+diagnosis, each measured once: 40 of 50 named on a careful reading (80 %), short of the 95 % asked. The five misses
+of batch 7 (a scale read back from the weights, a whole exponent of the decay, two-stage reductions of the gap, the
+keys a window holds, a count run backwards) were generalised afterwards.
+Batch 8 (15 mistakes, written after that and measured once): rejected 15/15, named 4/15 (26.7 %) by the keywords,
+3/15 (20 %) on a careful reading (the transposed weights were only reported as a wrong shape). New slips are
+still mostly outside the families the diagnosis reads: this is the honest figure for unseen mistakes, far from 95 %.
+Then positions transformed (reversed, doubled, halved) for the RoPE checkers, decreasing positions, the keys kept as
+sinks, more feature maps and reductions, a bias read per offset and the fitted coefficients of the expected score
+were added, so batch 8 now reads 13/15, no longer held out: the next measure needs a new batch. On a careful reading
+two misses of batch 1 are named ("your exponent is T - 1" for "one step short", "you rotate the wrong way" for
+"clockwise"): their keywords miss the words.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -898,7 +933,7 @@ HELDOUT_BATCH_3 = [
     Heldout("check_slowest_wavelength", "π not 2π", b3_wavelength_pi, ("2π", "factor 2")),
     Heldout("check_expected_score", "exponent ℓ/d", b3_expected_half_exponent, ("exponent", "2ℓ/d", "θ")),
     Heldout("check_score_asymmetry", "s(δ) - s(0)", b3_asymmetry_minus_zero, ("s(-δ)", "-δ")),
-    Heldout("check_positional_head_query", "2 × target", b3_head_double_target, ("peaks at",)),
+    Heldout("check_positional_head_query", "2 × target", b3_head_double_target, ("twice",)),
     Heldout("check_extended_rows", "align_corners=False", b3_rows_align_corners, ("x =", "reads the table at")),
     Heldout("check_position_parameter_counts", "a padding row", b3_counts_padding_row, ("part 2",)),
 ]
@@ -1142,7 +1177,7 @@ HELDOUT_BATCH_4 = [
             ("frequency", "wavelength", "invert")),
     Heldout("check_expected_score", "ladder of d/2", b4_expected_ladder_of_pairs, ("d/2", "dimension")),
     Heldout("check_score_asymmetry", "query rotated too", b4_asymmetry_double_rotation, ("2δ", "offset", "twice")),
-    Heldout("check_positional_head_query", "target + 1", b4_head_target_plus_one, ("peaks at",)),
+    Heldout("check_positional_head_query", "target + 1", b4_head_target_plus_one, ("off by one",)),
     Heldout("check_extended_rows", "copy from row 1", b4_rows_copy_from_one, ("reads the table at", "m mod l")),
     Heldout("check_position_parameter_counts", "padding row in part 1", b4_counts_padding_row_in_table,
             ("part 1",)),
@@ -1150,23 +1185,538 @@ HELDOUT_BATCH_4 = [
 ]
 
 
+# =========================================================================== batch 5
+# Written at about 17:20 UTC, after the last change to the property-based diagnosis of the second pass on
+# issue 32, without running any entry first; measured once: the held-out measure of that diagnosis.
+
+
+def b5_cross_softmax_dim0(y, z, w_q, w_k, w_v):
+    scores = (y @ w_q) @ (z @ w_k).T / math.sqrt(w_k.shape[1])
+    return torch.softmax(scores, dim=0) @ (z @ w_v)
+
+
+def b5_decay_per_step_exp(initial, lr, weight_decay, steps):
+    return initial * math.exp(-lr * weight_decay) ** steps
+
+
+def b5_alibi_cubed(slopes, length):
+    pos = torch.arange(length, dtype=torch.float64)
+    return slopes.double()[:, None, None] * -((pos[:, None] - pos[None, :]).abs() ** 3)
+
+
+def b5_at_floor_positions(slopes, positions):
+    p = torch.floor(positions.double())
+    return -slopes.double()[:, None, None] * (p[None, :] - p[:, None]).abs()
+
+
+def b5_gap_rms(layer, x):
+    d = layer(x.flip(0)) - layer(x).flip(0)
+    return float(d.pow(2).mean().sqrt())
+
+
+def b5_unrotate_half_exponent(outputs, positions, base=10000.0):
+    dim = outputs.shape[-1]
+    freqs = base ** (-torch.arange(dim // 2, dtype=torch.float64) / dim)
+    return posenc.apply_rope(outputs, -positions, frequencies=freqs)
+
+
+def b5_linear_exp_features(q, k, v, base=10000.0):
+    phi_q, phi_k = q.double().exp(), k.double().exp()
+    num = torch.tril(posenc.apply_rope(phi_q, base=base) @ posenc.apply_rope(phi_k, base=base).T)
+    return num @ v.double() / torch.tril(phi_q @ phi_k.T).sum(-1, keepdim=True)
+
+
+def b5_decode_constant(cache_len, num_new):
+    return [cache_len + num_new] * num_new
+
+
+def b5_stream_two_early(cached, window, sinks=4):
+    total = cached.shape[-2]
+    kept = cached[..., total - window - 2: total - 2, :]
+    shift = total - window - sinks
+    return torch.cat((cached[..., :sinks, :], posenc.apply_rope(kept, torch.full((window,), -shift))), dim=-2)
+
+
+def b5_expected_positive_exponent(cross, offsets, base=10000.0):
+    pairs = cross.shape[0]
+    theta = base ** (torch.arange(pairs, dtype=torch.float64) * 2 / (2 * pairs))
+    angles = offsets.double()[:, None] * theta
+    c = cross.double()
+    return angles.cos() @ (c[:, 0, 0] + c[:, 1, 1]) + angles.sin() @ (c[:, 1, 0] - c[:, 0, 1])
+
+
+def b5_asymmetry_zero_minus(query, key, offsets, base=10000.0):
+    def s(delta):
+        return posenc.apply_rope(key.expand(len(delta), -1), delta, base=base) @ query
+
+    return s(torch.zeros_like(offsets)) - s(-offsets)
+
+
+def b5_head_negative_twice(key, target, base=10000.0):
+    return posenc.apply_rope(key[None], torch.tensor([-2 * target]), base=base)[0]
+
+
+def b5_wavelength_over_2pi(dim, base):
+    return base ** (-(1 - 2 / dim)) / (2 * math.pi)
+
+
+def b5_rope_positions_minus_one(x, positions=None, base=10000.0):
+    pos = torch.arange(x.shape[-2]) - 1 if positions is None else positions
+    return posenc.apply_rope(x, pos, base=base)
+
+
+def b5_kv_last_axis(kv, num_heads):
+    return kv.repeat_interleave(num_heads // kv.shape[-3], dim=-1)
+
+
+def b5_padded_cumsum_dim0(input_ids, padding_idx=1):
+    mask = (input_ids != padding_idx).int()
+    return (mask.cumsum(0) * mask + padding_idx).long()
+
+
+HELDOUT_BATCH_5 = [
+    Heldout("check_cross_attention", "softmax dim=0", b5_cross_softmax_dim0, ("dim=0", "queries", "each query")),
+    Heldout("check_decayed_rows", "exp per step", b5_decay_per_step_exp, ("per-step", "per step", "exp")),
+    Heldout("check_alibi_bias_from_slopes", "cubed distance", b5_alibi_cubed, ("power", "linear")),
+    Heldout("check_alibi_bias_at_positions", "floored positions", b5_at_floor_positions, ("floor", "integer")),
+    Heldout("check_reversal_gap", "root mean square", b5_gap_rms, ("root mean square", "largest")),
+    Heldout("check_unrotated_outputs", "exponent ℓ/d", b5_unrotate_half_exponent, ("2ℓ/d", "exponent")),
+    Heldout("check_linear_rope_attention", "exp features", b5_linear_exp_features, ("feature map", "elu")),
+    Heldout("check_decode_positions", "all cache_len + num_new", b5_decode_constant, ("same position",)),
+    Heldout("check_streaming_cache", "two keys early", b5_stream_two_early, ("last", "window keys")),
+    Heldout("check_expected_score", "positive exponent", b5_expected_positive_exponent, ("minus sign", "grow")),
+    Heldout("check_score_asymmetry", "s(0) - s(-δ)", b5_asymmetry_zero_minus, ("s(0)",)),
+    Heldout("check_positional_head_query", "-2 × target", b5_head_negative_twice, ("rotated by",)),
+    Heldout("check_slowest_wavelength", "θ / 2π", b5_wavelength_over_2pi, ("invert", "divides")),
+    Heldout("check_apply_rope", "default positions from -1", b5_rope_positions_minus_one, ("default positions",)),
+    Heldout("check_repeat_kv", "feature axis", b5_kv_last_axis, ("feature axis", "dim=-3")),
+    Heldout("check_padded_positions", "cumsum dim=0", b5_padded_cumsum_dim0, ("dim=1", "batch axis")),
+]
+
+
+# =========================================================================== batch 6
+# Written at about 16:36 UTC after the last change to the diagnosis of the second pass on issue 32 (including the
+# rule that a mistake the answer got right somewhere is never named), without running any entry first; measured
+# once. It covers mostly the checkers that batch 5 did not.
+
+
+def b6_attention_mask_added(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores + mask.to(scores.dtype)
+    weights = scores.softmax(-1)
+    return weights @ v, weights
+
+
+def b6_t5_no_cap(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    n = num_buckets // 2 if bidirectional else num_buckets
+    offset = (relative_position > 0).long() * n if bidirectional else torch.zeros_like(relative_position)
+    distance = relative_position.abs() if bidirectional else (-relative_position).clamp(min=0)
+    exact = n // 2
+    large = exact + (torch.log(distance.clamp(min=1).float() / exact) / math.log(max_distance / exact)
+                     * (n - exact)).long()
+    return offset + torch.where(distance < exact, distance, large)
+
+
+def b6_slopes_base_four(n):
+    return torch.tensor([4.0 ** (-8 * (h + 1) / n) for h in range(n)])
+
+
+def b6_shaw_no_clip(q_len, k_len, c, query_offset=0):
+    i = torch.arange(q_len)[:, None] + query_offset
+    return torch.arange(k_len)[None, :] - i + c
+
+
+def b6_shift_roll(rel_logits):
+    lq, lk = rel_logits.shape[-2:]
+    rows = [torch.roll(rel_logits[..., r, :], shifts=r + 1, dims=-1) for r in range(lq)]
+    return torch.stack(rows, dim=-2)
+
+
+def b6_recovery_no_round(o):
+    return 1.0 / o.double() - 1
+
+
+def b6_counts_two_projections(n, d):
+    return (n * d, n * d, 2 * n * d)
+
+
+def b6_t2t_interleaved(seq_len, dim, base=10000.0):
+    half = dim // 2
+    theta = base ** (-torch.arange(half, dtype=torch.float64) / (half - 1))
+    angles = torch.arange(seq_len, dtype=torch.float64)[:, None] * theta
+    return torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2)
+
+
+def b6_rows_clip_at_length(table, length, option):
+    from posenc.exercises.extrapolation import reference_extended_rows
+
+    if option == "clip":
+        return table[torch.arange(length).clamp(max=table.shape[0] - 2)]
+    return reference_extended_rows(table, length, option)
+
+
+def b6_blocks_half_angles(row, column, dim, base=10000.0):
+    from posenc.exercises.rotations import reference_rope_matrix_2d_blocks
+
+    return reference_rope_matrix_2d_blocks(row / 2, column / 2, dim, base)
+
+
+def b6_pi_divided_twice(dim, base, factor):
+    return _th(dim, base) / factor**2
+
+
+def b6_ntk_base_times_factor(dim, base, factor):
+    return _th(dim, base * factor)
+
+
+def b6_yarn_all_kept(dim, base, factor, train_len, beta_fast, beta_slow):
+    return _th(dim, base)
+
+
+def b6_llama_no_smoothing(dim, base, factor, train_len, low, high):
+    inv = _th(dim, base)
+    wavelength = 2 * math.pi / inv
+    return torch.where(wavelength > train_len / low, inv / factor, inv)
+
+
+def b6_cross_values_transposed_weights(y, z, w_q, w_k, w_v):
+    scores = (y @ w_q) @ (z @ w_k).T / math.sqrt(w_k.shape[1])
+    return torch.softmax(scores, dim=-1) @ (z @ w_v) * 2
+
+
+def b6_decay_weight_decay_squared(initial, lr, weight_decay, steps):
+    return initial * (1 - lr * weight_decay**2) ** steps
+
+
+def b6_rope_layout_flipped_sign(x, positions=None, base=10000.0):
+    pos = torch.arange(x.shape[-2]) if positions is None else positions
+    return posenc.apply_rope(x, -pos, base=base, layout="half")
+
+
+HELDOUT_BATCH_6 = [
+    Heldout("check_attention", "mask added as 0/1", b6_attention_mask_added, ("mask", "-inf")),
+    Heldout("check_t5_bucket", "no cap", b6_t5_no_cap, ("cap", "last bucket", "n - 1")),
+    Heldout("check_alibi_slopes", "base 4", b6_slopes_base_four, ("2^", "ratio", "geometric")),
+    Heldout("check_shaw_index", "no clip", b6_shaw_no_clip, ("clip", "[-c, c]", "[0, 2c]")),
+    Heldout("check_relative_shift", "roll by r + 1", b6_shift_roll, ("column", "offset", "read")),
+    Heldout("check_position_recovery", "not rounded", b6_recovery_no_round, ("round", "nearest")),
+    Heldout("check_position_parameter_counts", "two projections", b6_counts_two_projections, ("part 3", "three")),
+    Heldout("check_concatenated_sinusoidal", "interleaved", b6_t2t_interleaved, ("interleav", "concatenat")),
+    Heldout("check_extended_rows", "clip one row early", b6_rows_clip_at_length, ("last row", "reads the table at")),
+    Heldout("check_rope_matrix_2d_blocks", "half angles", b6_blocks_half_angles, ("angle", "half", "position")),
+    Heldout("check_pi_frequencies", "divided twice", b6_pi_divided_twice, ("twice", "once too often")),
+    Heldout("check_ntk_frequencies", "base times s", b6_ntk_base_times_factor, ("d/(d-2)", "exponent")),
+    Heldout("check_yarn_frequencies", "every pair kept", b6_yarn_all_kept, ("original", "never", "kept")),
+    Heldout("check_llama3_frequencies", "no smoothing", b6_llama_no_smoothing, ("band", "blend", "smooth")),
+    Heldout("check_cross_attention", "output doubled", b6_cross_values_transposed_weights,
+            ("2 times", "factor 2", "sum to 1")),
+    Heldout("check_decayed_rows", "wd squared", b6_decay_weight_decay_squared, ("per step", "lr wd")),
+    Heldout("check_apply_rope", "half layout, wrong way", b6_rope_layout_flipped_sign, ("half", "wrong way")),
+]
+
+
+# =========================================================================== batch 7
+# Written at about 16:32 UTC, after every change of the second pass on issue 32, without running any entry first;
+# measured once: the honest held-out measure of the final diagnosis (keywords and a careful reading).
+
+
+def b7_attention_softmax_dim_minus_two(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = scores.softmax(-2)
+    return weights @ v, weights
+
+
+def b7_cross_scale_by_n(y, z, w_q, w_k, w_v):
+    scores = (y @ w_q) @ (z @ w_k).T / math.sqrt(z.shape[0])
+    return torch.softmax(scores, dim=-1) @ (z @ w_v)
+
+
+def b7_decay_steps_halved(initial, lr, weight_decay, steps):
+    return initial * (1 - lr * weight_decay) ** (steps // 2)
+
+
+def b7_alibi_sqrt_distance(slopes, length):
+    pos = torch.arange(length, dtype=torch.float64)
+    return -slopes.double()[:, None, None] * (pos[:, None] - pos[None, :]).abs().sqrt()
+
+
+def b7_at_positions_ceil(slopes, positions):
+    p = positions.double().ceil()
+    return -slopes.double()[:, None, None] * (p[None, :] - p[:, None]).abs()
+
+
+def b7_gap_mean_of_max_per_row(layer, x):
+    d = (layer(x.flip(0)) - layer(x).flip(0)).abs()
+    return float(d.max(dim=-1).values.mean())
+
+
+def b7_unrotate_ell_from_one(outputs, positions, base=10000.0):
+    dim = outputs.shape[-1]
+    freqs = base ** (-torch.arange(2, dim + 2, 2, dtype=torch.float64) / dim)
+    return posenc.apply_rope(outputs, -positions, frequencies=freqs)
+
+
+def b7_linear_plain_elu(q, k, v, base=10000.0):
+    phi_q, phi_k = torch.nn.functional.elu(q.double()), torch.nn.functional.elu(k.double())
+    num = torch.tril(posenc.apply_rope(phi_q, base=base) @ posenc.apply_rope(phi_k, base=base).T)
+    return num @ v.double() / torch.tril(phi_q @ phi_k.T).sum(-1, keepdim=True)
+
+
+def b7_decode_from_one_past(cache_len, num_new):
+    return torch.arange(cache_len + 2, cache_len + 2 + num_new)
+
+
+def b7_stream_window_late(cached, window, sinks=4):
+    total = cached.shape[-2]
+    kept = torch.cat((cached[..., total - window + 1:, :], cached[..., -1:, :]), dim=-2)
+    moved = posenc.apply_rope(kept, torch.full((window,), -(total - window - sinks)))
+    return torch.cat((cached[..., :sinks, :], moved), dim=-2)
+
+
+def b7_expected_ell_from_one(cross, offsets, base=10000.0):
+    pairs = cross.shape[0]
+    theta = base ** (-2 * torch.arange(1, pairs + 1, dtype=torch.float64) / (2 * pairs))
+    angles = offsets.double()[:, None] * theta
+    c = cross.double()
+    return angles.cos() @ (c[:, 0, 0] + c[:, 1, 1]) + angles.sin() @ (c[:, 1, 0] - c[:, 0, 1])
+
+
+def b7_asymmetry_two_minus_one(query, key, offsets, base=10000.0):
+    def s(delta):
+        return posenc.apply_rope(key.expand(len(delta), -1), delta, base=base) @ query
+
+    return s(2 * offsets) - s(offsets)
+
+
+def b7_head_three_times(key, target, base=10000.0):
+    return posenc.apply_rope(key[None], torch.tensor([3 * target]), base=base)[0]
+
+
+def b7_wavelength_over_pi(dim, base):
+    return math.pi / base ** (-(1 - 2 / dim))
+
+
+def b7_rope_positions_plus_one_given(x, positions=None, base=10000.0):
+    pos = torch.arange(x.shape[-2]) if positions is None else positions + 1
+    return posenc.apply_rope(x, pos, base=base)
+
+
+def b7_padded_reversed_count(input_ids, padding_idx=1):
+    mask = input_ids.ne(padding_idx).long()
+    counts = mask.flip(-1).cumsum(-1).flip(-1)
+    return counts * mask + padding_idx
+
+
+def b7_sinusoidal_cos_exponent_shifted(seq_len, dim, base=10000.0):
+    pos = torch.arange(seq_len, dtype=torch.float64)[:, None]
+    ell = torch.arange(dim // 2, dtype=torch.float64)
+    table = torch.empty(seq_len, dim, dtype=torch.float64)
+    table[:, 0::2] = (pos / base ** (2 * ell / dim)).sin()
+    table[:, 1::2] = (pos / base ** (2 * (ell + 1) / dim)).cos()
+    return table
+
+
+HELDOUT_BATCH_7 = [
+    Heldout("check_attention", "softmax over the queries", b7_attention_softmax_dim_minus_two,
+            ("sum to 1", "sums to", "dim=-1", "over the keys")),
+    Heldout("check_cross_attention", "scale by sqrt(n)", b7_cross_scale_by_n, ("sqrt(d_k)", "scale")),
+    Heldout("check_decayed_rows", "half the steps", b7_decay_steps_halved, ("exponent", "steps", "T/2")),
+    Heldout("check_alibi_bias_from_slopes", "square root of the distance", b7_alibi_sqrt_distance,
+            ("power", "linear")),
+    Heldout("check_alibi_bias_at_positions", "ceil positions", b7_at_positions_ceil, ("ceil", "integer")),
+    Heldout("check_reversal_gap", "mean of row maxima", b7_gap_mean_of_max_per_row, ("largest", "max")),
+    Heldout("check_unrotated_outputs", "ℓ from 1", b7_unrotate_ell_from_one, ("from 1", "ℓ")),
+    Heldout("check_linear_rope_attention", "elu without + 1", b7_linear_plain_elu, ("feature map", "+ 1")),
+    Heldout("check_decode_positions", "start two late", b7_decode_from_one_past, ("cache_len", "start")),
+    Heldout("check_streaming_cache", "last key twice", b7_stream_window_late, ("last", "window")),
+    Heldout("check_expected_score", "ℓ from 1", b7_expected_ell_from_one, ("from 1",)),
+    Heldout("check_score_asymmetry", "s(2δ) - s(δ)", b7_asymmetry_two_minus_one, ("s(2δ)", "s(-δ)")),
+    Heldout("check_positional_head_query", "3 × target", b7_head_three_times, ("rotated by",)),
+    Heldout("check_slowest_wavelength", "π not 2π, multiplied", b7_wavelength_over_pi, ("factor 2", "2π")),
+    Heldout("check_apply_rope", "given positions + 1", b7_rope_positions_plus_one_given, ("+1", "shifted")),
+    Heldout("check_padded_positions", "counted from the end", b7_padded_reversed_count, ("order", "revers", "end")),
+    Heldout("check_sinusoidal", "cos at the next frequency", b7_sinusoidal_cos_exponent_shifted,
+            ("different frequencies", "share")),
+]
+
+
+# =========================================================================== batch 8
+# Written at about 16:40 UTC, after the generalisation that followed batch 7 (the last change to the diagnosis),
+# without running any entry first; measured once: the honest held-out measure of the final checkers.
+
+
+def b8_attention_weights_transposed(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = scores.softmax(-1)
+    return weights @ v, weights.transpose(-2, -1)
+
+
+def b8_cross_temperature_dk(y, z, w_q, w_k, w_v):
+    scores = (y @ w_q) @ (z @ w_k).T / w_k.shape[1] ** 0.25
+    return torch.softmax(scores, dim=-1) @ (z @ w_v)
+
+
+def b8_decay_lr_squared(initial, lr, weight_decay, steps):
+    return initial * (1 - lr * lr * weight_decay) ** steps
+
+
+def b8_alibi_from_slopes_distance_plus_one(slopes, length):
+    pos = torch.arange(length, dtype=torch.float64)
+    offsets = pos[None, :] - pos[:, None]
+    return slopes.double()[:, None, None] * torch.where(offsets < 0, offsets - 1, offsets)
+
+
+def b8_at_positions_offsets_from_first(slopes, positions):
+    p = positions.double() - positions.double()[0]
+    idx = torch.arange(len(p), dtype=torch.float64)
+    return -slopes.double()[:, None, None] * (p[None, :] - idx[:, None]).abs()
+
+
+def b8_gap_median(layer, x):
+    return float((layer(x.flip(0)) - layer(x).flip(0)).abs().median())
+
+
+def b8_unrotate_twice(outputs, positions, base=10000.0):
+    return posenc.apply_rope(outputs, -2 * positions, base=base)
+
+
+def b8_linear_sigmoid_features(q, k, v, base=10000.0):
+    phi_q, phi_k = torch.sigmoid(q.double()), torch.sigmoid(k.double())
+    num = torch.tril(posenc.apply_rope(phi_q, base=base) @ posenc.apply_rope(phi_k, base=base).T)
+    return num @ v.double() / torch.tril(phi_q @ phi_k.T).sum(-1, keepdim=True)
+
+
+def b8_decode_reversed(cache_len, num_new):
+    return torch.arange(cache_len + num_new - 1, cache_len - 1, -1)
+
+
+def b8_stream_sinks_from_end(cached, window, sinks=4):
+    total = cached.shape[-2]
+    moved = posenc.apply_rope(cached[..., total - window:, :], torch.full((window,), -(total - window - sinks)))
+    return torch.cat((cached[..., sinks:2 * sinks, :], moved), dim=-2)
+
+
+def b8_expected_sin_minus(cross, offsets, base=10000.0):
+    pairs = cross.shape[0]
+    theta = base ** (-2 * torch.arange(pairs, dtype=torch.float64) / (2 * pairs))
+    angles = offsets.double()[:, None] * theta
+    c = cross.double()
+    return angles.cos() @ (c[:, 0, 0] - c[:, 1, 1]) + angles.sin() @ (c[:, 1, 0] - c[:, 0, 1])
+
+
+def b8_asymmetry_halved_offsets(query, key, offsets, base=10000.0):
+    def s(delta):
+        return posenc.apply_rope(key.expand(len(delta), -1), delta, base=base) @ query
+
+    return s(offsets / 2) - s(-offsets / 2)
+
+
+def b8_wavelength_log(dim, base):
+    return 2 * math.pi * math.exp(1 - 2 / dim) * math.log(base)
+
+
+def b8_rope_positions_reversed(x, positions=None, base=10000.0):
+    pos = torch.arange(x.shape[-2]) if positions is None else positions
+    return posenc.apply_rope(x, pos.flip(0), base=base)
+
+
+def b8_kv_repeat_tile(kv, num_heads):
+    return kv.repeat(*([1] * (kv.dim() - 3)), num_heads // kv.shape[-3], 1, 1)
+
+
+HELDOUT_BATCH_8 = [
+    Heldout("check_attention", "weights transposed", b8_attention_weights_transposed, ("transpos", "(..., lq, lk)")),
+    Heldout("check_cross_attention", "d_k^(1/4)", b8_cross_temperature_dk, ("divided by", "sqrt(d_k)")),
+    Heldout("check_decayed_rows", "lr squared", b8_decay_lr_squared, ("per step", "1 - lr wd")),
+    Heldout("check_alibi_bias_from_slopes", "distance + 1 before the query", b8_alibi_from_slopes_distance_plus_one,
+            ("distance", "offset", "j - i")),
+    Heldout("check_alibi_bias_at_positions", "indices against positions", b8_at_positions_offsets_from_first,
+            ("position",)),
+    Heldout("check_reversal_gap", "median", b8_gap_median, ("median", "largest")),
+    Heldout("check_unrotated_outputs", "turned back twice", b8_unrotate_twice, ("twice", "2", "position")),
+    Heldout("check_linear_rope_attention", "sigmoid features", b8_linear_sigmoid_features, ("feature map", "elu")),
+    Heldout("check_decode_positions", "reversed", b8_decode_reversed, ("order", "revers", "increas")),
+    Heldout("check_streaming_cache", "sinks after the first", b8_stream_sinks_from_end, ("sink",)),
+    Heldout("check_expected_score", "trace with a minus", b8_expected_sin_minus, ("trace", "c11 + c22", "C11 + C22")),
+    Heldout("check_score_asymmetry", "half offsets", b8_asymmetry_halved_offsets, ("δ/2", "half")),
+    Heldout("check_slowest_wavelength", "log instead of power", b8_wavelength_log, ("b^(1 - 2/d)", "power")),
+    Heldout("check_apply_rope", "positions reversed", b8_rope_positions_reversed, ("position", "revers")),
+    Heldout("check_repeat_kv", "tile instead of interleave", b8_kv_repeat_tile, ("interleav", "consecutive", "block")),
+]
+
+
+# The parts of a message that only echo the student's input or code, or restate what was compared, whatever
+# the mistake: a keyword found there does not name the mistake.
+_ECHOES = (
+    re.compile(r"first wrong entry of .*? at index [^:]*: expected \S+, got \S+"),
+    re.compile(r"should return \S+, yours returned \S+"),
+    re.compile(r"returned .*? of shape \([^)]*\)( \([a-z0-9]+\))?; expected shape \([^)]*\)( \([^)]*\))?"),
+    re.compile(r"raised [A-Za-z]*(Error|Exception)\b.*"),  # the exception's text and the student's line of code
+    re.compile(r"^first differing input:.*"),
+    re.compile(r"^your answer equals this mistake on .*"),
+    re.compile(r"^failed \d+ of \d+ hidden cases?$"),
+    # a checker's own report of the first wrong value, and its restatement of the rule, the same for every mistake
+    re.compile(r"your .*? (is|are) \S+ times the expected ones?( on every entry)?: a constant factor is wrong"),
+    re.compile(r"the token at position \d+, coordinate \d+ should be \S+, got \S+"),
+    re.compile(r"pair ℓ = .*? is rotated by the angle m·θ_ℓ with θ_ℓ = base\^\(-2ℓ/d\)"),
+    re.compile(r"position \d+, column \d+: expected .*?, got [^\s.]+"),
+    re.compile(r"check the formula .*", re.IGNORECASE),
+    re.compile(r"row \d+ of input_ids = .*?; the first difference is at column \d+\."),
+    re.compile(r"real tokens count .*", re.IGNORECASE),
+    re.compile(r"offset j - i = -?\d+ \([^)]*\): expected bucket \d+, got \d+"),
+    re.compile(r"check the three ranges.*", re.IGNORECASE),
+    re.compile(r"token \d+ \(row \d+, column \d+\), coordinate \d+, in the (first|second) half \((rows|columns)\), "
+               r"should be \S+, got \S+"),
+    re.compile(r"the first d/2 coordinates are rotated by 1-D RoPE of dimension d/2 at the row, the last d/2 at the "
+               r"column"),
+    re.compile(r"peaks at δ = \S+, not at \S+"),
+    re.compile(r"for n heads, n a power of two, the slopes are 2\^\(-8h/n\).*", re.IGNORECASE),
+    re.compile(r"read row clip\(.*?\) \+ \d+ = \d+; got \d+"),
+    re.compile(r"the row of pair \(i, j\) is clip\(j - i, -c, c\) \+ c"),
+)
+
+
+def _rule_texts() -> list[str]:
+    """Each frequency rule's restatement, appended to every message of its checker whatever the mistake."""
+    from posenc.exercises import by_parts, scaling
+
+    return [rule.verified[1] for rule in (scaling._PI, scaling._NTK, scaling._DYNAMIC, by_parts._YARN,
+                                          by_parts._LLAMA3)]
+
+
+def _without_calls(line: str) -> str:
+    while "fn(" in line:
+        start = line.index("fn(")
+        depth, end = 0, start + 2
+        for end in range(start + 2, len(line)):
+            depth += {"(": 1, ")": -1}.get(line[end], 0)
+            if depth == 0:
+                break
+        line = line[:start] + line[end + 1:]
+    return line
+
+
 def named(text: str, keywords: tuple[str, ...]) -> bool:
-    """Whether the feedback names the mistake: a keyword appears outside the echoed call ``fn(...)``."""
-    lowered = text.lower()
-    # the call shown in the message echoes argument names: remove it so an echo does not count
-    cleaned = []
-    for line in lowered.splitlines():
-        while "fn(" in line:
-            start = line.index("fn(")
-            depth, end = 0, start + 2
-            for end in range(start + 2, len(line)):
-                depth += {"(": 1, ")": -1}.get(line[end], 0)
-                if depth == 0:
-                    break
-            line = line[:start] + line[end + 1:]
-        cleaned.append(line)
-    lowered = "\n".join(cleaned)
-    return any(keyword.lower() in lowered for keyword in keywords)
+    """Whether the feedback names the mistake: a keyword appears in the diagnosis, not in an echo.
+
+    The call shown in a message (``fn(...)``, its argument names and values), the generic report of the first
+    wrong entry or a wrong shape, an exception's own text with the student's line of code, and the lines that
+    only locate a difference are removed first: a keyword found only there names nothing.
+    """
+    for rule in _rule_texts():
+        text = text.replace(rule, "")
+    kept = []
+    for line in text.splitlines():
+        line = line.strip()
+        for echo in _ECHOES:
+            line = echo.sub("", line)
+        kept.append(_without_calls(line).lower())
+    return any(keyword.lower() in "\n".join(kept) for keyword in keywords)
 
 
 def measure(verbose: bool = True, cases: list[Heldout] | None = None) -> tuple[int, int, int]:
@@ -1200,5 +1750,13 @@ if __name__ == "__main__":
     measure(verbose=not quiet)
     print("batch 3:")
     measure(verbose=not quiet, cases=HELDOUT_BATCH_3)
-    print("batch 4 (the honest held-out measure of the final checkers):")
+    print("batch 4:")
     measure(verbose=not quiet, cases=HELDOUT_BATCH_4)
+    print("batch 5:")
+    measure(verbose=not quiet, cases=HELDOUT_BATCH_5)
+    print("batch 6:")
+    measure(verbose=not quiet, cases=HELDOUT_BATCH_6)
+    print("batch 7:")
+    measure(verbose=not quiet, cases=HELDOUT_BATCH_7)
+    print("batch 8 (written after the diagnosis of batch 7's misses, measured once, then generalised from):")
+    measure(verbose=not quiet, cases=HELDOUT_BATCH_8)

@@ -229,6 +229,9 @@ def test_in_a_notebook_each_claim_is_glued_and_recorded_and_a_rerun_cell_replace
     glued = claims_tool.glued_keys(notebook)
     assert {"noise", "seeds", "seeds-min", "seeds-max", "crossover"} <= glued
     assert set(claims_tool.glue_references(notebook)) - glued == {"missing"}
+    # The kernel cannot tell a re-run cell from another cell stating the same label; the executed
+    # notebook can, and check reports it (myst-nb would warn of a duplicate glue key and fail the build).
+    assert claims_tool.glued_twice(notebook) == ["noise"]
     # A claim ending a cell shows nothing; glued outputs are hidden (myst-nb's no-display prefix)
     # and hold plain numbers.
     assert [o.output_type for o in notebook.cells[2].outputs] == ["display_data"]

@@ -17,6 +17,7 @@ from posenc.experiments import (
     TinyCausalLM,
     TrainConfig,
     attention_entropy,
+    build_model,
     cache_path,
     evaluate,
     evaluate_by_position,
@@ -26,6 +27,7 @@ from posenc.experiments import (
     train,
     train_or_load,
 )
+from posenc.experiments.evaluation import accuracy_by_position, band_means
 
 #: A configuration small enough to train in well under a second.
 SMALL = dict(dim=16, num_heads=2, num_layers=1, train_len=12, steps=4, batch_size=4)
@@ -296,3 +298,74 @@ def test_evaluation_by_position_agrees_with_the_total():
     assert math.isclose(total.accuracy, float(accuracy[scored].mean()), rel_tol=1e-9)
     assert math.isclose(total.loss, float(loss[scored].mean()), rel_tol=1e-6)
     assert 0 <= total.accuracy <= 1 and total.length == 20
+
+
+# --------------------------------------------------------------------------- accuracy by position, bands
+
+
+def test_accuracy_by_position_matches_a_direct_computation():
+    config = TrainConfig(task="lookback", position="rope", **SMALL)
+    model = build_model(config)  # untrained: answers vary from position to position
+    accuracy = accuracy_by_position(model, config, 24, generator=generator(5), num_sequences=12, batch_size=12)
+    # The same draws by hand: one number seeds the positions' stream, then the batch.
+    draws = generator(5)
+    torch.randint(2**62, (1,), generator=draws)
+    tokens, labels = make_batch(config, 12, 24, generator=draws)
+    with torch.no_grad():
+        right = (model(tokens).argmax(-1) == labels).double()
+    scored = labels[0] != IGNORE
+    assert accuracy.shape == (24,) and accuracy.dtype == torch.float64
+    assert torch.equal(~accuracy.isnan(), scored)
+    torch.testing.assert_close(accuracy[scored], right[:, scored].mean(0))
+
+
+def test_accuracy_by_position_follows_its_generator():
+    config = TrainConfig(task="recall", position="alibi", **SMALL)
+    model = build_model(config)
+    first = accuracy_by_position(model, config, 30, generator=generator(1), num_sequences=16, batch_size=4)
+    again = accuracy_by_position(model, config, 30, generator=generator(1), num_sequences=16, batch_size=4)
+    other = accuracy_by_position(model, config, 30, generator=generator(2), num_sequences=16, batch_size=4)
+    assert torch.equal(first.nan_to_num(-1), again.nan_to_num(-1))
+    assert not torch.equal(first.nan_to_num(-1), other.nan_to_num(-1))
+
+
+def test_accuracy_by_position_draws_randomized_positions_from_the_config():
+    config = TrainConfig(task="lookback", position="rope", randomized_positions=48, **SMALL)
+    model = build_model(config)
+    accuracy = accuracy_by_position(model, config, 40, generator=generator(0), num_sequences=8, batch_size=2)
+    scored = ~accuracy.isnan()
+    assert torch.all((accuracy[scored] >= 0) & (accuracy[scored] <= 1))
+    wider = replace(config, randomized_positions=4 * 48)
+    assert not torch.equal(accuracy_by_position(model, wider, 40, generator=generator(0), num_sequences=8,
+                                                batch_size=2).nan_to_num(-1), accuracy.nan_to_num(-1))
+    with pytest.raises(ValueError, match="randomized position range"):
+        accuracy_by_position(model, config, 49, generator=generator(0), num_sequences=2)
+
+
+def test_accuracy_by_position_rejects_bad_arguments():
+    config = TrainConfig(task="lookback", position="rope", **SMALL)
+    model = build_model(config)
+    with pytest.raises(TypeError, match="torch.Generator"):
+        accuracy_by_position(model, config, 20, generator=0)
+    for bad in ({"num_sequences": 0}, {"batch_size": 0}):
+        with pytest.raises(ValueError):
+            accuracy_by_position(model, config, 20, generator=generator(), **bad)
+
+
+def test_band_means_are_the_means_of_disjoint_bands():
+    accuracy = torch.arange(64, dtype=torch.float64)
+    accuracy[9] = torch.nan  # an unscored position is left out
+    bands = band_means(accuracy, 8)
+    assert list(bands) == ["L–2L", "2L–4L", "4L–8L"]
+    assert bands["L–2L"] == sum(p for p in range(8, 16) if p != 9) / 7
+    assert bands["2L–4L"] == sum(range(16, 32)) / 16 and bands["4L–8L"] == sum(range(32, 64)) / 32
+    assert list(band_means(accuracy, 4, (3, 16))) == ["L–3L", "3L–16L"]
+
+
+@pytest.mark.parametrize(
+    ("train_len", "scales", "length"),
+    [(0, (2,), 64), (8, (), 64), (8, (4, 2), 64), (8, (1, 2), 64), (8, (2, 4, 8), 63)],
+)
+def test_band_means_rejects_bad_arguments(train_len, scales, length):
+    with pytest.raises(ValueError):
+        band_means(torch.zeros(length), train_len, scales)

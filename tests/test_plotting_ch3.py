@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from posenc import (
-    binary_beside_table,
+    bits_as_sine_signs,
     curve_slider,
     extrapolation_panels,
     gram_by_offset,
@@ -120,17 +120,47 @@ def test_extrapolation_panels_draw_coverage_circle_and_distance():
     assert right.get_title() == "Distance to the nearest training row"
 
 
-def test_binary_beside_table_shows_both_tables():
-    bits = (torch.arange(8)[:, None] >> torch.arange(3)) & 1
-    table = sinusoidal_encoding(8, 16)
-    fig = binary_beside_table(bits, table)
-    ax_bits, ax_table = fig.axes[:2]
-    np.testing.assert_array_equal(np.asarray(ax_bits.images[0].get_array()), bits.numpy())
-    np.testing.assert_array_equal(np.asarray(ax_table.images[0].get_array()), table.numpy())
-    assert [label.get_text() for label in ax_bits.get_yticklabels()] == [str(n) for n in range(8)]
-    assert ax_table.get_title() == "sinusoidal encoding, d = 16"
-    with pytest.raises(ValueError, match="same number of rows"):
-        binary_beside_table(bits, table[:4])
+def test_extrapolation_panels_draw_several_named_distances_with_a_legend():
+    angles = torch.arange(8.0) / 3
+    distances = {"all pairs": torch.linspace(0, 1, 8), "slow pairs": torch.linspace(0, 0.5, 8)}
+    fig = extrapolation_panels({"test": [1.0]}, angles.sin(), angles.cos(), distances, train_len=5, pair=0, level=1.0)
+    right = fig.axes[2]
+    for line, curve in zip(right.get_lines()[:2], distances.values(), strict=True):
+        np.testing.assert_allclose(line.get_ydata(), curve.numpy())
+    assert [text.get_text() for text in right.get_legend().get_texts()] == ["all pairs", "slow pairs"]
+    dashed = [line for line in right.get_lines()[2:] if line.get_linestyle() == "--"]
+    assert len(dashed) == 2  # the orthogonal level and the training length are both dashed
+
+
+def test_bits_as_sine_signs_draws_each_bit_as_the_sign_of_its_sine():
+    ladders = {"bits": 2.0 ** torch.arange(1, 6), "pairs": [6.3, 11.2, 20.0]}
+    fig = bits_as_sine_signs(32, 4, ladders)
+    *wave_axes, ladder_ax = fig.axes
+    assert len(wave_axes) == 4
+    positions = np.arange(32)
+    for bit, ax in enumerate(wave_axes):
+        step, sine = ax.get_lines()[:2]
+        square = step.get_ydata()[:-1]
+        np.testing.assert_array_equal(square, (-1.0) ** ((positions >> bit) & 1))
+        # the square wave is the sign of the sine of period 2^(bit + 1), at the middle of each step
+        middle = positions + 0.5
+        np.testing.assert_array_equal(square, np.sign(np.sin(np.pi * middle / 2**bit)))
+        x, y = sine.get_xdata(), sine.get_ydata()
+        np.testing.assert_allclose(y, np.sin(np.pi * x / 2**bit))
+        assert ax.get_ylabel() == f"bit {bit}"
+    assert wave_axes[-1].get_xlabel() == "position i"
+    assert ladder_ax.get_yscale() == "log"
+    bits_line, pairs_line = ladder_ax.get_lines()[:2]
+    np.testing.assert_allclose(bits_line.get_ydata(), ladders["bits"].numpy())
+    np.testing.assert_allclose(pairs_line.get_ydata(), ladders["pairs"])
+    with pytest.raises(ValueError, match="at least one ladder"):
+        bits_as_sine_signs(32, 4, {})
+    with pytest.raises(ValueError, match="positive"):
+        bits_as_sine_signs(32, 4, {"bad": [1.0, 0.0]})
+    with pytest.raises(ValueError):
+        bits_as_sine_signs(1, 4, ladders)
+    with pytest.raises(TypeError):
+        bits_as_sine_signs(32, 2.0, ladders)
 
 
 def test_table_slider_has_one_heatmap_per_step_with_column_periods():

@@ -20,7 +20,7 @@ def skew(rel_logits: torch.Tensor) -> torch.Tensor:
 
 
 def keep_first_rows(rel_logits: torch.Tensor) -> torch.Tensor:
-    """ex-rel-9's bug: keeps rows 0..L-1 instead of dropping row 0."""
+    """A shift off by one row: keeps rows 0..L-1 instead of dropping row 0."""
     *batch, length, _ = rel_logits.shape
     padded = torch.nn.functional.pad(rel_logits, (1, 0))
     return padded.reshape(*batch, length + 1, length)[..., :-1, :]

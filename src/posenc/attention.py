@@ -27,11 +27,13 @@ __all__ = [
 
 
 def _check_broadcastable(name: str, value: torch.Tensor, target: tuple[int, ...]) -> None:
-    try:
-        shape = torch.broadcast_shapes(value.shape, target)
-    except RuntimeError:
-        shape = None
-    if shape != torch.Size(target):
+    # Broadcasting worked out by hand: torch.broadcast_shapes imports sympy on first use, about a
+    # second in every fresh kernel (each autograded submission is one).
+    shape, goal = tuple(value.shape), tuple(target)
+    fits = len(shape) <= len(goal) and all(
+        size in (1, wanted) for size, wanted in zip(reversed(shape), reversed(goal), strict=False)
+    )
+    if not fits:
         raise ValueError(
             f"{name} of shape {tuple(value.shape)} is not broadcastable to the scores' shape "
             f"{target} (..., Lq, Lk)"

@@ -1,9 +1,10 @@
-r"""Stretching a trained RoPE model: new frequencies at inference, and a short fine-tune.
+r"""Stretching a trained RoPE model: new frequencies at inference, and a fine-tune at the new length.
 
 Chapter 9 applies every context-extension rule of :mod:`posenc.scaling` to the rotary layers of
 a trained :class:`~posenc.experiments.model.TinyCausalLM` and measures it beyond the training length,
-first zero-shot, then after the same short fine-tune at the target length for every rule (as Chen
-et al. 2023 fine-tune position interpolation, with a far smaller budget). The model store
+first zero-shot, then after the same fine-tune at the target length for every rule (as Chen et
+al. 2023 fine-tune position interpolation; here the fine-tune sees more tokens than the base's
+pre-training, so it is re-training rather than a short adaptation, as chapter 9 says). The model store
 (:mod:`posenc.store`) keeps the fine-tuned models; this module holds what both need.
 
 Shapes: ``B`` batch, ``h`` heads, ``n`` tokens, ``d`` head dimension.
@@ -156,7 +157,7 @@ def stretch(model: TinyCausalLM, rule: str, *, factor: float, train_len: int) ->
 
 @dataclass(frozen=True)
 class FineTune:
-    """A short fine-tune of a stored RoPE model under a stretch rule.
+    """A fine-tune of a stored RoPE model at the stretched length under a stretch rule.
 
     Attributes:
         base: the store family of the trained model (same seed).

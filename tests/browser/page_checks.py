@@ -189,8 +189,11 @@ class InteractiveFigureReport:
     problems: list[str] = field(default_factory=list)
 
 
-def use_interactive_figure(page: Any, figure: Any) -> InteractiveFigureReport:
-    """Move every slider of the figure, or hover its data if it has none; record what changed."""
+def use_interactive_figure(page: Any, figure: Any, *, patience: float = 1.0) -> InteractiveFigureReport:
+    """Move every slider of the figure, or hover its data if it has none; record what changed.
+
+    ``patience`` scales how long a redraw or a hover label is waited for (1: the book's pages).
+    """
     state = figure.evaluate(
         "element => ({id: element.id, drawn: !!element.querySelector('.main-svg'),"
         " sliders: (element.layout?.sliders || []).length})"
@@ -203,11 +206,11 @@ def use_interactive_figure(page: Any, figure: Any) -> InteractiveFigureReport:
     try:
         if report.sliders:
             for slider in range(report.sliders):
-                problem = move_slider(page, figure, slider)
+                problem = move_slider(page, figure, slider, timeout=10000 * patience)
                 if problem:
                     report.problems.append(problem)
         else:
-            problem = hover(page, figure)
+            problem = hover(page, figure, timeout=1000 * patience)
             if problem:
                 report.problems.append(problem)
     except PlaywrightError as error:
@@ -215,7 +218,7 @@ def use_interactive_figure(page: Any, figure: Any) -> InteractiveFigureReport:
     return report
 
 
-def move_slider(page: Any, figure: Any, slider: int) -> str | None:
+def move_slider(page: Any, figure: Any, slider: int, timeout: float = 10000) -> str | None:
     """Click slider ``slider`` at the far end from its current step; a problem, or None."""
     steps, active = figure.evaluate(
         f"element => [element.layout.sliders[{slider}].steps.length, element.layout.sliders[{slider}].active || 0]"
@@ -233,7 +236,7 @@ def move_slider(page: Any, figure: Any, slider: int) -> str | None:
             f"([element, before]) => element.layout.sliders[{slider}].active !== {active}"
             f" && ({DRAWN})(element) !== before",
             arg=[figure.element_handle(), before],
-            timeout=10000,  # generous: a loaded machine redraws slowly, and a timeout is not the finding
+            timeout=timeout,  # generous by default: a loaded machine redraws slowly, and a timeout is not the finding
         )
     except PlaywrightTimeoutError:
         pass  # the finding, reported below
@@ -245,7 +248,7 @@ def move_slider(page: Any, figure: Any, slider: int) -> str | None:
     return None
 
 
-def hover(page: Any, figure: Any) -> str | None:
+def hover(page: Any, figure: Any, timeout: float = 1000) -> str | None:
     """Put the mouse on the figure's data until a hover label shows; a problem, or None."""
     box = figure.bounding_box()
     points = figure.evaluate(HOVER_POINTS)
@@ -254,7 +257,7 @@ def hover(page: Any, figure: Any) -> str | None:
     for x, y in points:
         page.mouse.move(x, y)
         try:
-            figure.locator(".hovertext").first.wait_for(state="visible", timeout=1000)
+            figure.locator(".hovertext").first.wait_for(state="visible", timeout=timeout)
         except PlaywrightTimeoutError:
             continue  # no label at this point: try the next one
         label = figure.locator(".hovertext").first.text_content() or ""

@@ -72,6 +72,16 @@ def glued_keys(notebook: nbformat.NotebookNode) -> set[str]:
     }
 
 
+def glued_twice(notebook: nbformat.NotebookNode) -> list[str]:
+    """Glue keys that two cells of an executed notebook glue: myst-nb warns, so the build fails."""
+    cells_of: dict[str, set[int]] = {}
+    for index, cell in enumerate(notebook.cells):
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            if "scrapbook" in output.get("metadata", {}):
+                cells_of.setdefault(output["metadata"]["scrapbook"]["name"], set()).add(index)
+    return sorted(key for key, cells in cells_of.items() if len(cells) > 1)
+
+
 def glue_references(notebook: nbformat.NotebookNode) -> list[str]:
     """The keys the notebook's markdown refers to with a glue role or directive (same-document keys)."""
     keys = []
@@ -136,6 +146,10 @@ def check(paths: list[Path], timeout: int) -> int:
         missing = sorted(set(glue_references(notebook)) - glued_keys(notebook))
         if missing:
             print(f"  the prose refers to glue keys the notebook does not glue: {missing}")
+            failed = True
+        twice = glued_twice(notebook)
+        if twice:
+            print(f"  keys glued by two cells (a label stated twice; the build fails on it): {twice}")
             failed = True
         print(f"  {len(rows)} claims, {sum(row.fragile for row in rows)} fragile (margin < {FRAGILE_MARGIN})")
     return 1 if failed else 0

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +104,9 @@ class Chapter:
     exercises: tuple[Exercise, ...]
     prose_words: int
     code_lines: int
+    #: Its number on the site (Jupyter Book numbers the chapters of the numbered parts, across
+    #: parts); None for a notebook in an unnumbered part, such as the tour, which has no exercises.
+    number: int | None = None
 
     def count(self, kind: str) -> int:
         return sum(kind in exercise.kinds for exercise in self.exercises)
@@ -246,9 +249,38 @@ def chapter_docnames(toc_path: Path) -> list[str]:
     return docnames
 
 
+def chapter_numbers(toc_path: Path) -> dict[str, int]:
+    """Docname -> number of every notebook in a numbered part of a table of contents.
+
+    Jupyter Book numbers the chapters of the parts marked ``numbered: true`` in one sequence
+    across parts; a notebook in an unnumbered part (the tour, in "Getting started") has none.
+    """
+    toc = yaml.safe_load(toc_path.read_text(encoding="utf-8"))
+    numbers: dict[str, int] = {}
+    count = 0
+    for part in toc.get("parts", []):
+        if not part.get("numbered"):
+            continue
+        for entry in part.get("chapters", []):
+            count += 1
+            if entry.get("file", "").startswith("notebooks/"):
+                numbers[entry["file"].removesuffix(".ipynb")] = count
+    return numbers
+
+
 def read_book(root: Path, toc_path: Path) -> list[Chapter]:
-    """Every chapter of the book at ``root``, in the order of its table of contents."""
-    return [read_chapter(root / f"{docname}.ipynb", docname) for docname in chapter_docnames(toc_path)]
+    """Every notebook of the book at ``root``, in the order of its table of contents, numbered."""
+    numbers = chapter_numbers(toc_path)
+    return [
+        replace(read_chapter(root / f"{docname}.ipynb", docname), number=numbers.get(docname))
+        for docname in chapter_docnames(toc_path)
+    ]
+
+
+def _chapter_name(chapter: Chapter) -> str:
+    """``chapter 3, {doc}`/notebooks/03_sinusoidal``` (no number for an unnumbered notebook)."""
+    number = f"chapter {chapter.number}, " if chapter.number is not None else ""
+    return f"{number}{{doc}}`/{chapter.docname}`"
 
 
 # ---- the student edition -------------------------------------------------------------------------
@@ -353,13 +385,14 @@ def exercise_index_markdown(chapters: Sequence[Chapter]) -> str:
     legend = "; ".join(f"{'★' * stars} {meaning}" for stars, meaning in DIFFICULTIES.items())
     checked, coding = coverage(chapters)
     all_checked = sum(bool(exercise.checkers) for chapter in chapters for exercise in chapter.exercises)
+    with_exercises = [chapter for chapter in chapters if chapter.exercises]  # not the tour
     parts = [
-        f"The book has {total} exercises in {len(chapters)} chapters. By kind: {counts} "
+        f"The book has {total} exercises in {len(with_exercises)} chapters. By kind: {counts} "
         f"(an exercise of two kinds is counted under both). By difficulty: {by_difficulty} "
         f"({legend}). Auto-checkers: {checked} of the {coding} exercises with code have one, and "
         f"{all_checked} exercises in all (some find-the-bug exercises ask for a fixed function)."
     ]
-    for number, chapter in enumerate(chapters, start=1):
+    for chapter in with_exercises:
         rows = [
             "| Exercise | Label | Title | Kind | Difficulty | Auto-check |",
             "| --- | --- | --- | --- | --- | --- |",
@@ -369,7 +402,7 @@ def exercise_index_markdown(chapters: Sequence[Chapter]) -> str:
                 f"| {{ref}}`{exercise.label}` | `{exercise.label}` | {exercise.title} | "
                 f"{_kind_text(exercise.kinds)} | {exercise.stars} | {checker_text(exercise)} |"
             )
-        parts.append(_captioned_table(f"The exercises of chapter {number}, {{doc}}`/{chapter.docname}`.", rows))
+        parts.append(_captioned_table(f"The exercises of {_chapter_name(chapter)}.", rows))
     return "\n\n".join(parts)
 
 
@@ -393,7 +426,12 @@ def _captioned_table(caption: str, rows: Sequence[str]) -> str:
 
 
 def study_plan_markdown(chapters: Sequence[Chapter]) -> str:
-    """The instructor guide's table: workload per chapter and a suggested time."""
+    """The instructor guide's table: workload per numbered chapter and a suggested time.
+
+    The tour (an unnumbered notebook without exercises) is left out: it is read before a course
+    starts, and its code is the hidden drawing of its figures, which the rule would count as reading.
+    """
+    chapters = [chapter for chapter in chapters if chapter.number is not None]
     rule = (
         f"Suggested times follow one rule: prose at {PROSE_WORDS_PER_MINUTE} words per minute, code at "
         f"{CODE_LINES_PER_MINUTE} lines per minute, and per exercise "
@@ -408,13 +446,14 @@ def study_plan_markdown(chapters: Sequence[Chapter]) -> str:
         "| --- " * 6 + "|",
     ]
     minutes = [chapter.suggested_minutes() for chapter in chapters]
-    for number, (chapter, chapter_minutes) in enumerate(zip(chapters, minutes, strict=True), start=1):
+    for chapter, chapter_minutes in zip(chapters, minutes, strict=True):
         exercises = ", ".join(f"{chapter.count(kind)} {kind}" for kind in KINDS if chapter.count(kind))
         levels = [exercise.difficulty for exercise in chapter.exercises]
         difficulty = ", ".join(f"{levels.count(stars)} {'★' * stars}" for stars in DIFFICULTIES if stars in levels)
+        number = f"{chapter.number}. " if chapter.number is not None else ""
         rows.append(
-            f"| {number}. {{doc}}`/{chapter.docname}` | {chapter.prose_words:,} | {chapter.code_lines} | "
-            f"{exercises} | {difficulty or '–'} | {_hours(chapter_minutes)} |"
+            f"| {number}{{doc}}`/{chapter.docname}` | {chapter.prose_words:,} | {chapter.code_lines} | "
+            f"{exercises or '–'} | {difficulty or '–'} | {_hours(chapter_minutes)} |"
         )
     rows.append(f"| **Whole book** | | | | | **{_hours(sum(minutes))}** |")
     caption = "Each chapter's reading and exercises, and a suggested time for both."

@@ -208,6 +208,18 @@ def _padded_case(session: _Session, ids: torch.Tensor, pad: int, explicit: bool)
                 + (" = padding_idx, which is reserved for padding" if start == pad else "")
                 + f": {hint}",
             )
+        elif torch.equal(got[real], (real.long().flip(-1).cumsum(-1).flip(-1) * real + pad)[real]):
+            session.problem(
+                "count reversed",
+                f"your count runs backwards, from the end of the row: {where(row)}: {rows(row)}. Real tokens are "
+                "numbered in reading order, the first one padding_idx + 1: a cumulative sum from the start of the row",
+            )
+        elif ids.dim() > 1 and torch.equal(got[real], (torch.cumsum(real.long(), 0) * real + pad)[real]):
+            session.problem(
+                "count axis",
+                f"you counted along the batch axis (dim=0), down the columns: {where(row)}: {rows(row)}. Each row is "
+                "its own sequence: count its real tokens along the row, torch.cumsum(mask, dim=1) (or dim=-1)",
+            )
         else:
             column = int((got[row] != expected[row]).nonzero()[0])
             session.problem(
@@ -504,8 +516,28 @@ def _diagnose_sinusoid(
             f"{float(rows_error[row]):.1e}, at position {row}), far beyond float32 rounding: compute the angles and "
             "their sines and cosines in float64 (or at least float32), not in half precision",
         )
+    shared = _unshared_pair(got, dim)
     return _Problem(
         "sinusoid values",
-        f"{located(None)}. Check the formula P[i, 2ℓ] = sin(i·θ_ℓ), P[i, 2ℓ+1] = cos(i·θ_ℓ) with "
-        "θ_ℓ = base^(-2ℓ/dim)",
+        f"{located(None)}{': ' + shared if shared else ''}. Check the formula P[i, 2ℓ] = sin(i·θ_ℓ), "
+        "P[i, 2ℓ+1] = cos(i·θ_ℓ) with θ_ℓ = base^(-2ℓ/dim)",
     )
+
+
+def _unshared_pair(got: torch.Tensor, dim: int) -> str | None:
+    """Whether the sine and the cosine of some pair run at different frequencies, read off rows 0 and 1."""
+    if got.shape[0] < 2 or dim < 2:
+        return None
+    first, second = got[0], got[1]
+    sine = first.abs() < 1e-6
+    cosine = (first - 1).abs() < 1e-6
+    frequency = torch.where(sine, torch.asin(second.clamp(-1, 1)), torch.acos(second.clamp(-1, 1)))
+    for ell in range(dim // 2):
+        even, odd = 2 * ell, 2 * ell + 1
+        if not (bool(sine[even]) and bool(cosine[odd])):
+            return None
+        if not math.isclose(float(frequency[even]), float(frequency[odd]), rel_tol=1e-4, abs_tol=1e-7):
+            return (f"the columns {even} (sine) and {odd} (cosine) of pair ℓ = {ell} run at different frequencies, "
+                    f"{_num(float(frequency[even]))} and {_num(float(frequency[odd]))} per position: a pair's sine "
+                    "and cosine share one frequency θ_ℓ, whose exponent is 2ℓ/dim for both columns 2ℓ and 2ℓ+1")
+    return None

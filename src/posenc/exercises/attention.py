@@ -301,6 +301,17 @@ def check_attention(fn: Callable[..., Any]) -> CheckResult:
     return _run_checker("scaled dot-product attention", fn, body)
 
 
+def _broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """The broadcast of the shapes (valid ones: the hidden cases'), without torch.broadcast_shapes.
+
+    ``torch.broadcast_shapes`` imports ``sympy`` on its first call, which costs a second in every fresh
+    kernel that runs the checker (an autograded submission).
+    """
+    length = max(len(shape) for shape in shapes)
+    padded = [(1,) * (length - len(shape)) + tuple(shape) for shape in shapes]
+    return tuple(max(sizes) for sizes in zip(*padded, strict=True))
+
+
 def _attention_case(session: _Session, case: dict[str, Any]) -> None:
     q, k, v, mask = case["q"], case["k"], case["v"], case["mask"]
     given = {"q": q.clone(), "k": k.clone(), "v": v.clone()}
@@ -322,7 +333,7 @@ def _attention_case(session: _Session, case: dict[str, Any]) -> None:
         )
     output = _expect_tensor(returned[0], "output", call)
     weights = _expect_tensor(returned[1], "weights", call)
-    batch = tuple(torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
+    batch = _broadcast(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     output_shape = (*batch, q.shape[-2], v.shape[-1])
     weights_shape = (*batch, q.shape[-2], k.shape[-2])
     if output_shape != weights_shape and (tuple(output.shape), tuple(weights.shape)) == (weights_shape, output_shape):

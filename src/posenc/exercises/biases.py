@@ -10,13 +10,14 @@ positions, and the reversal test of a bias-only encoder.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
-from .checking import CheckResult, _public
+from .checking import CheckResult, _close, _public
 from .comparing import _Case, _Mistake, _simple_checker
 
 __all__ = ["check_alibi_bias_at_positions", "check_alibi_bias_from_slopes", "check_reversal_gap"]
@@ -83,6 +84,51 @@ def _from_slopes_cases(generator: torch.Generator) -> list[_Case]:
     return cases
 
 
+def _distance_law(got: torch.Tensor, slopes: torch.Tensor, distance: torch.Tensor, seen: torch.Tensor) -> str | None:
+    """How each head's penalty grows with the distance, when it is a power of it other than the first."""
+    penalty = got.double().abs() / slopes.double().abs()[:, None, None]
+    far = seen & (distance > 1.5)
+    if not bool(far.any()):
+        return None
+    powers = torch.log(penalty[far]) / torch.log(distance[far])
+    power = float(powers.flatten()[0])
+    if abs(power - 1) > 1e-3 and bool(torch.allclose(powers, torch.full_like(powers, power), atol=1e-6)):
+        law = "the square of the distance" if abs(power - 2) < 1e-3 else f"the distance to the power {power:.3g}"
+        return (f"your penalty grows as {law}: ALiBi's penalty is linear in the distance, the slope times "
+                "|p_j - p_i|")
+    return None
+
+
+def _per_offset(got: torch.Tensor, slopes: torch.Tensor, offsets: torch.Tensor, seen: torch.Tensor) -> str | None:
+    """Each head's bias divided by its slope, when it is one function of the offset j - i: said at a few offsets."""
+    ratio = got.double() / slopes.double()[:, None, None]
+    values: dict[int, float] = {}
+    for offset in sorted({int(o) for o in offsets[seen].unique()}, key=abs)[:4]:
+        at = ratio[:, offsets == offset]
+        if not bool(torch.allclose(at, at.flatten()[0].expand_as(at), atol=1e-6)):
+            return None
+        values[offset] = float(at.flatten()[0])
+    if all(math.isclose(value, offset, abs_tol=1e-6) for offset, value in values.items()):
+        return None
+    shown = ", ".join(f"{value:g} at j - i = {offset}" for offset, value in values.items())
+    return (f"divided by its head's slope, your bias is {shown}: it must be the offset j - i itself (the signed "
+            "distance, 0 on the diagonal)")
+
+
+def _from_slopes_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
+    slopes, length = case.args
+    offsets = _offsets(length)
+    seen = offsets <= 0
+    if got.shape != expected.shape or not bool(torch.isfinite(got[:, seen]).all()):
+        return None
+    law = _distance_law(got, slopes, offsets.abs().expand_as(got), (offsets < 0).expand_as(got))
+    return law or _per_offset(got, slopes, offsets, seen)
+
+
+_PER_HEAD = ("the slopes belong to the heads, the first axis of the (h, n, n) bias: give them two trailing axes, "
+             "slopes[:, None, None] * (j - i)[None], so that each head gets its own (n, n) matrix")
+
+
 @_public
 def check_alibi_bias_from_slopes(fn: Callable[..., Any]) -> CheckResult:
     """Check ``fn(slopes, length)``: the causal ALiBi bias ``m_r (j - i)``, shape ``(h, n, n)``.
@@ -91,12 +137,13 @@ def check_alibi_bias_from_slopes(fn: Callable[..., Any]) -> CheckResult:
     ``-inf`` included, is accepted. Some hidden slopes do not follow ALiBi's rule. Named mistakes:
     the sign, the key-only form ``m_r j``, slopes missing, broadcast on the key axis, dividing by
     them, heads in reverse order, ALiBi's own slopes instead of the given ones, heads on the last
-    axis.
+    axis. Otherwise the law of the penalty in the distance is read off (squared, any power), and a
+    broadcast that misses the head axis is explained.
     """
     return _simple_checker(
         "ALiBi bias from slopes", fn, _from_slopes_cases, reference_alibi_bias_from_slopes, _FROM_SLOPES_MISTAKES,
         ["m_r (j - i) on every visible entry, for 6 hidden sets of slopes (2 not ALiBi's) and lengths"],
-        what="the bias", view=_visible,
+        what="the bias", view=_visible, properties=[_from_slopes_property], axes=_PER_HEAD,
     )
 
 
@@ -164,6 +211,42 @@ _REVERSAL_MISTAKES = [
 ]
 
 
+_REDUCTIONS = {
+    "mean square": lambda d: (d**2).mean(), "root mean square": lambda d: (d**2).mean().sqrt(),
+    "largest square": lambda d: (d**2).max(), "sum of squares": lambda d: (d**2).sum(),
+    "mean absolute value": lambda d: d.abs().mean(), "sum of absolute values": lambda d: d.abs().sum(),
+    "norm (the square root of the sum of squares)": lambda d: d.norm(), "largest signed value": lambda d: d.max(),
+    "largest row norm": lambda d: d.norm(dim=-1).max(), "mean row norm": lambda d: d.norm(dim=-1).mean(),
+    "median absolute value": lambda d: d.abs().median(), "smallest absolute value": lambda d: d.abs().min(),
+}
+
+
+_STAGES: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "max": lambda t: t.amax(dim=-1), "mean": lambda t: t.mean(dim=-1), "sum": lambda t: t.sum(dim=-1),
+}
+"""Reductions over the last axis: features first, then positions."""
+
+
+def _reversal_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
+    """Which reduction of the differences the answer is, when it is not the largest absolute one."""
+    layer, x = case.args
+    reversal = _reversal(x)
+    differences = (layer(x[reversal]) - layer(x)[reversal]).double()
+    value = float(got)
+    for inner, outer in itertools.product(_STAGES, _STAGES):
+        if (inner, outer) == ("max", "max"):
+            continue
+        staged = _STAGES[outer](_STAGES[inner](differences.abs()))
+        if math.isclose(value, float(staged), rel_tol=1e-5, abs_tol=1e-9):
+            return (f"your gap is the {outer} over the positions of the {inner} over the features of |layer(x "
+                    "reversed) - layer(x) reversed|: the test uses the largest entry over both, .abs().max()")
+    for name, reduce in _REDUCTIONS.items():
+        if math.isclose(value, float(reduce(differences)), rel_tol=1e-5, abs_tol=1e-9):
+            return (f"your gap is the {name} of the differences layer(x reversed) - layer(x) reversed: the test uses "
+                    "their largest absolute entry, max |...| (.abs().max())")
+    return None
+
+
 def _reversal_cases(generator: torch.Generator) -> list[_Case]:
     cases = []
     for kind, length, dim in [("absolute", 6, 8), ("symmetric", 7, 8), ("causal", 5, 4), ("absolute", 9, 4)]:
@@ -179,12 +262,13 @@ def check_reversal_gap(fn: Callable[..., Any]) -> CheckResult:
     ``layer`` maps an ``(L, d)`` tensor to an ``(L, d)`` tensor; the answer is a number, within 1e-6.
     The hidden layers include one that is reversal equivariant (a symmetric bias: gap 0) and some
     that are not. Named mistakes: the output or the input not reversed, the feature axis reversed,
-    the mean, the signed gap, the norm or the sum of the differences instead of the largest one.
+    the mean, the signed gap, the norm or the sum of the differences instead of the largest one;
+    otherwise which reduction the number is (a mean square, a maximum of row means, ...).
     """
     return _simple_checker(
         "reversal gap", fn, _reversal_cases, reference_reversal_gap, _REVERSAL_MISTAKES,
         ["the gap is right for an equivariant layer (0) and for three layers that are not"],
-        what="the gap", atol=1e-6, rtol=1e-5,
+        what="the gap", atol=1e-6, rtol=1e-5, properties=[_reversal_property],
     )
 
 
@@ -237,6 +321,30 @@ _AT_MISTAKES = [
 ]
 
 
+_INTEGER = {"rounded (round)": torch.round, "floored (floor)": torch.floor, "truncated (.long(), int)": torch.trunc,
+            "rounded up (ceil)": torch.ceil}
+
+
+def _at_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
+    """Which positions the bias was computed at, and how it grows with their distance."""
+    slopes, positions = case.args
+    p = positions.double()
+    if got.shape != expected.shape or not bool(torch.isfinite(got).all()):
+        return None
+    for name, integer in _INTEGER.items():
+        if not bool(torch.equal(integer(p), p)) and _close(got, _at(slopes, p, transform=integer)):
+            return (f"your bias is right at the positions {name} to integers: positions here are real numbers "
+                    "(fractional, such as 0.25 i): keep them as they are, in floating point")
+    index = torch.arange(len(p), dtype=torch.float64)
+    if len(p) > 2:
+        spacing = float(p[1] - p[0])
+        if not bool(torch.allclose(p, p[0] + spacing * index)) and _close(got, _at(slopes, spacing * index)):
+            return ("your bias is that of evenly spaced positions p_0 + k (p_1 - p_0): it depends only on the index "
+                    "offset j - i, but the given positions need not be evenly spaced: use p_j - p_i itself")
+    distance = (p[None, :] - p[:, None]).abs()
+    return _distance_law(got, slopes, distance.expand_as(got), (distance > 0).expand_as(got))
+
+
 def _at_cases(generator: torch.Generator) -> list[_Case]:
     cases = []
     for h, n, c in [(4, 6, 0.25), (8, 5, 2.0), (2, 7, 0.5), (4, 4, 1.5)]:
@@ -261,11 +369,12 @@ def check_alibi_bias_at_positions(fn: Callable[..., Any]) -> CheckResult:
     1e-5). Named mistakes:
     integer positions, indices instead of positions, the causal form without ``|.|``, the signed
     offsets ``-m_r (p_j - p_i)``, the sign, slopes missing, the scale applied twice, ALiBi's own
-    slopes instead of the given ones, the distance squared, heads on the last axis.
+    slopes instead of the given ones, the distance squared, heads on the last axis; otherwise
+    positions rounded, floored or made evenly spaced, and the law of the penalty in the distance.
     """
     return _simple_checker(
         "ALiBi bias at real positions", fn, _at_cases, reference_alibi_bias_at_positions, _AT_MISTAKES,
         ["-m_r |p_j - p_i| at fractional, integer-spaced and uneven positions for 6 hidden settings, given slopes "
          "used"],
-        what="the bias",
+        what="the bias", properties=[_at_property], axes=_PER_HEAD,
     )

@@ -10,7 +10,8 @@ this module does the rest, the same way for all of them:
   passed, and a readable report (printed, or displayed in a notebook);
 - running the student's function on one hidden case: a ``NotImplementedError`` means "not
   started yet", any other exception is reported with the line of the student's code that raised
-  it, and identical diagnoses from several cases are reported once, at most four of them;
+  it (a shape error from PyTorch also with the sizes that met and what usually makes them meet),
+  and identical diagnoses from several cases are reported once, at most four of them;
 - a private, seeded random generator per checker, so the hidden cases are the same at every run
   and the global random state is never touched;
 - checks of what the student returned (a tensor, its shape, dtype, finiteness, inputs left
@@ -24,6 +25,7 @@ checkers from :mod:`posenc.exercises`.
 from __future__ import annotations
 
 import os
+import re
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -156,6 +158,38 @@ def _where_raised(error: BaseException) -> str:
     return f" (in {frame.name}, line {frame.lineno}{code})"
 
 
+_BROADCAST = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\) at non-singleton "
+                        r"dimension (\d+)")
+_PRODUCTS = (  # PyTorch's messages for a product whose inner sizes differ, and which groups are those sizes
+    (re.compile(r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)"), (2, 3)),
+    (re.compile(r"size mismatch, got input \((\d+)\), mat \((\d+)x(\d+)\), vec \((\d+)\)"), (3, 4)),
+    (re.compile(r"inconsistent tensor size, expected tensor \[(\d+)\] and src \[(\d+)\]"), (1, 2)),
+)
+
+
+def _explain_error(text: str) -> str:
+    """What a shape error from PyTorch says about the slip: which sizes met, and what usually makes them meet."""
+    products = ((pattern.search(text), groups) for pattern, groups in _PRODUCTS)
+    if (match := _BROADCAST.search(text)) is not None:
+        sizes = int(match[1]), int(match[2])
+        what = (f"a broadcast lined up an axis of size {sizes[0]} with one of size {sizes[1]} (dimension "
+                f"{match[3]} of the result): broadcasting aligns axes from the right, so a tensor that lacks an axis "
+                "needs an explicit size-1 axis where the other has it (x[:, None], unsqueeze) for each axis to meet "
+                "its own")
+    elif (found := next(((m, groups) for m, groups in products if m is not None), None)) is not None:
+        product, (left, right) = found
+        sizes = int(product[left]), int(product[right])
+        what = (f"a product met inner sizes {sizes[0]} and {sizes[1]}, which must be equal: one factor runs over "
+                "another axis than you meant (a transpose, or a tensor of the wrong length)")
+    else:
+        return ""
+    small, large = sorted(sizes)
+    if small and large == 2 * small:
+        what += (f"; {large} is twice {small}: if one side counts the d coordinates and the other the d/2 pairs, "
+                 "make both count the same (a ladder of frequencies has one entry per pair, d/2 in a dimension d)")
+    return f"a shape mismatch: {what}"
+
+
 def _short(text: str, limit: int = 300) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -182,9 +216,11 @@ class _Session:
         except NotImplementedError:
             raise _NotImplementedYet from None
         except Exception as error:  # the student's bug, reported rather than raised
+            explained = _explain_error(str(error))
             raise _Problem(
                 f"raised {type(error).__name__}",
-                f"{call} raised {type(error).__name__}: {_short(str(error))}{_where_raised(error)}",
+                f"{call} raised {type(error).__name__}: {_short(str(error))}{_where_raised(error)}"
+                + (f"\n{explained}" if explained else ""),
             ) from None
 
     def problem(self, key: str, message: str) -> None:
@@ -322,7 +358,8 @@ def _expect_integer(session: _Session, tensor: torch.Tensor, what: str, call: st
         session.note(
             "long",
             f"note: your function returns {_dtype(tensor.dtype)}; the reference returns int64 (torch.long), "
-            "the usual dtype of indices",
+            "the usual dtype of indices. Another integer dtype is accepted: embedding lookups and indexing take "
+            "int32 as well; a float or boolean dtype is the mistake",
         )
 
 

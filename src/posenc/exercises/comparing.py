@@ -9,9 +9,10 @@ The checkers made of hidden cases and typical mistakes (:mod:`posenc.exercises.f
 - the mistake that explains every failed case: one whose model equals the answer, or, failing that,
   one whose model reproduces every entry the answer has wrong (the same slip written another way is
   often right where the model's slip has no effect); a mistake that leaves a failed case
-  unexplained is never named;
+  unexplained is never named, nor one that would have shown in a case the answer got right;
 - when no mistake is named, the property the answer breaks (``properties``: "the rows do not sum
-  to 1"), then the first wrong entry;
+  to 1"), read off the largest failed case, then the first wrong entry; the frequency ladders that
+  every RoPE exercise can get wrong (``_ladder_slip``) are one such property;
 - for a nan or an inf, where it is and what usually produces it (an empty sum, a division by zero).
 """
 
@@ -56,6 +57,9 @@ class _Mistake:
     is often right where the model's mistake has no effect). A mistake that agrees exactly is
     preferred; none is named that leaves a failed case unexplained, so that no message names a
     mistake the student did not make.
+
+    A mistake whose model differs from the reference on a case the answer got right is not named either:
+    the answer shows there that it does not have it.
 
     ``tolerance``, when given, is how close an answer must be to ``wrong`` to have the mistake: for a
     mistake of precision (float32 arithmetic), which every rendering rounds differently, so that
@@ -130,6 +134,7 @@ def _compare_cases(
     view: Callable[[torch.Tensor, _Case], torch.Tensor] | None = None,
     describe: Callable[[torch.Tensor, _Case], str] | None = None,
     properties: Sequence[Callable[[torch.Tensor, torch.Tensor, _Case], str | None]] = (),
+    axes: str = "",
 ) -> None:
     """Run ``cases``, compare with ``reference``, and name a mistake that explains every failure.
 
@@ -140,11 +145,26 @@ def _compare_cases(
     ``view``, when given, selects what is compared (e.g. the entries a mask leaves visible).
     ``properties`` are tests of the property a wrong answer breaks, ``(got, expected, case) -> sentence or
     None``: when no mistake is named, the first sentence found ("the rows do not sum to 1") is said
-    before the first wrong entry, so that an unknown mistake is still described by its effect.
+    before the first wrong entry, so that an unknown mistake is still described by its effect. ``axes``, when
+    given, says what the answer's axes are and how to build them; it follows a shape error raised by the
+    student's code (a broadcast of the wrong axes) and an answer with an axis missing, extra or permuted.
     """
     value_failures: list[set[str]] = []
     explained: list[set[str]] = []
     first: list[str] = []
+    described: list[tuple[int, str]] = []  # the failed cases whose broken property was found, with their size
+    passed: list[_Case] = []
+
+    def contradicted(mistake: _Mistake) -> bool:
+        """Whether the answer is right on a case where this mistake shows: then the answer does not have it."""
+        for case in passed:
+            wrong = outputs(mistake.wrong, case)
+            expected = outputs(reference, case)
+            if wrong is None or expected is None or wrong.shape != expected.shape:
+                continue
+            if not (accept(wrong, expected, case) if accept is not None else _close(wrong, expected, atol, rtol)):
+                return True
+        return False
 
     def outputs(fn: Callable[..., Any], case: _Case) -> torch.Tensor | None:
         try:
@@ -158,7 +178,12 @@ def _compare_cases(
             f"argument {i + 1}": arg.clone() for i, arg in enumerate(case.args) if isinstance(arg, torch.Tensor)
         }
         given = _copies(case.args)
-        raw = session.call(case.shown, *given, **(case.kwargs or {}))
+        try:
+            raw = session.call(case.shown, *given, **(case.kwargs or {}))
+        except _Problem as problem:
+            if axes and "a shape mismatch" in problem.message:
+                raise _Problem(problem.key, f"{problem.message}\n{axes}") from None
+            raise
         got = _as_values(raw, what, case.shown)
         expected = _as_values(reference(*_copies(case.args), **(case.kwargs or {})), what, case.shown)
         if view is not None:
@@ -172,6 +197,7 @@ def _compare_cases(
         right = accept(got, expected, case) if accept is not None and got.shape == expected.shape else (
             _close(got, expected, atol, rtol) and bool(torch.isfinite(got).all()))
         if right:
+            passed.append(case)
             return
         matching, explaining = set(), set()
         for mistake in mistakes:
@@ -190,8 +216,9 @@ def _compare_cases(
         if describe is not None and got.shape == expected.shape:
             message = describe(got, case)
         elif got.shape != expected.shape:
+            shape_hint = _shape_hint(tuple(got.shape), tuple(expected.shape))
             message = (f"{case.shown} returned {what} of shape {tuple(got.shape)}; expected shape "
-                       f"{tuple(expected.shape)}{_shape_hint(tuple(got.shape), tuple(expected.shape))}")
+                       f"{tuple(expected.shape)}{shape_hint}" + (f"\n{axes}" if axes and "axis" in shape_hint else ""))
         elif not bool(torch.isfinite(got).all()):
             message = f"{case.shown} returned {_nonfinite(got, what)}"
         elif got.dim() == 0:
@@ -215,13 +242,15 @@ def _compare_cases(
                     break
         if broken:
             first.append(message)
-            raise _Problem("values", f"{broken}\n{message}" + (f"\n{hint}" if hint else ""))
+            described.append((got.numel(), f"{broken}\n{message}" + (f"\n{hint}" if hint else "")))
+            raise _Problem("values", described[-1][1])
         first.append(message)
         raise _Problem("values", message + (f"\n{hint}" if hint else ""))
 
     for case in cases:
         session.run(partial(one, case))
     if value_failures:
+        mistakes = [mistake for mistake in mistakes if not contradicted(mistake)]
         named = _named_mistake(mistakes, value_failures) or _named_mistake(mistakes, explained)
         if named:
             session.problems.pop("values", None)
@@ -239,6 +268,10 @@ def _compare_cases(
                     f"your answer equals this mistake on {sum(covered)} of the {len(covered)} failed cases; the "
                     f"others differ in another way too, first: {other}")
                 return
+        if described and "values" in session.problems:
+            # The largest failed case tells most about the slip (a list of one position cannot show that all
+            # positions are equal): its broken property is the one reported.
+            session.problems["values"] = max(described, key=lambda item: item[0])[1]
 
 
 def _named_mistake(mistakes: Sequence[_Mistake], failures: list[set[str]]) -> _Mistake | None:
@@ -290,6 +323,8 @@ def _constant_change(got: torch.Tensor, expected: torch.Tensor, case: _Case, wha
     if bool(big.any()) and bool((got[~big].abs() < 1e-9).all()):
         ratios = got[big] / expected[big]
         ratio = float(ratios[0])
+        if bool((got.abs() < 1e-12).all()):
+            return f"your {what} {verb} 0{where}: a term that should remain cancels out, or nothing was computed"
         if bool(torch.allclose(ratios, torch.full_like(ratios, ratio), rtol=1e-6, atol=0.0)) and abs(ratio - 1) > 1e-6:
             if math.isclose(ratio, -1.0, rel_tol=1e-6):
                 have = "have" if verb == "are" else "has"
@@ -371,3 +406,40 @@ def _simple_checker(
 
 def _generator() -> torch.Generator:
     return torch.Generator().manual_seed(_SEED)
+
+
+# --------------------------------------------------------------------------- frequency ladders
+
+
+def _ladder(dim: int, base: float, exponent: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+    return base ** exponent(torch.arange(dim // 2, dtype=torch.float64))
+
+
+_WRONG_LADDERS: tuple[tuple[str, Callable[[int, float], torch.Tensor]], ...] = (
+    ("the exponent has lost its minus sign: your frequencies are base^(+2ℓ/d), which grow with ℓ (an angle m / θ_ℓ "
+     "instead of m θ_ℓ does the same); RoPE's θ_ℓ = base^(-2ℓ/d) falls from 1",
+     lambda d, b: _ladder(d, b, lambda ell: 2 * ell / d)),
+    ("your exponent is ℓ/d instead of 2ℓ/d: the frequencies θ_ℓ = base^(-2ℓ/d) need the factor 2 "
+     "(torch.arange(0, d, 2) / d), so yours fall half as fast",
+     lambda d, b: _ladder(d, b, lambda ell: -ell / d)),
+    ("your exponent uses d/2 as the dimension, base^(-4ℓ/d): the head dimension d is twice the number of pairs, "
+     "θ_ℓ = base^(-2ℓ/d)",
+     lambda d, b: _ladder(d, b, lambda ell: -4 * ell / d)),
+    ("your pair index ℓ counts from 1: it runs from 0 to d/2 - 1, so the first pair has θ_0 = 1",
+     lambda d, b: _ladder(d, b, lambda ell: -2 * (ell + 1) / d)),
+)
+"""Frequency ladders with a typical slip, and what each says: the same slips recur in every RoPE exercise."""
+
+
+def _ladder_slip(
+    got: torch.Tensor, dim: int, base: float, answer: Callable[[torch.Tensor], torch.Tensor]
+) -> str | None:
+    """The slip whose ladder, given to ``answer`` (which computes the exercise from frequencies), gives ``got``."""
+    for message, wrong in _WRONG_LADDERS:
+        try:
+            value = answer(wrong(dim, base))
+        except (RuntimeError, ValueError):  # noqa: PERF203 (a ladder this exercise cannot use)
+            continue
+        if value.shape == got.shape and bool(torch.allclose(value.double(), got.double(), atol=1e-5, rtol=1e-4)):
+            return message
+    return None

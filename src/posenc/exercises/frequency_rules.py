@@ -58,6 +58,10 @@ class _Rule:
     """For the rules that rescale every pair alike: the expected ladder ``A · B^(-2ℓ/d)`` of a setting."""
     by_parts: bool = False
     """For the rules that keep the fast pairs and divide the slow ones by the factor (YaRN, llama3)."""
+    original_where_scaled: str = ""
+    """What it means that a setting which the rule rescales got the original frequencies ``base^(-2ℓ/d)``."""
+    scaled_where_original: str = ""
+    """What it means that a setting which the rule leaves alone (the original frequencies) got rescaled ones."""
 
 
 @dataclass(frozen=True)
@@ -242,10 +246,15 @@ def _pairs_text(mask: torch.Tensor) -> str:
     return ", ".join(f"{run[0]}" if len(run) == 1 else f"{run[0]}..{run[-1]}" for run in runs)
 
 
+def _edge_shift(mine: torch.Tensor, right: torch.Tensor) -> int:
+    """By how many pairs a contiguous run of pairs (kept, or divided) is longer than it should be."""
+    return int(mine.sum()) - int(right.sum())
+
+
 def _parts_problem(got: torch.Tensor, expected: torch.Tensor, dim: int, base: float, factor: float) -> str | None:
     """What is wrong with a by-parts rule: which pairs are kept, divided, blended, and the blend's direction."""
     theta = _theta(dim, base)
-    if factor <= 1 or bool((got <= 0).any()):
+    if factor <= 1:
         return None
     mine, right = _share_kept(got, theta, factor), _share_kept(expected, theta, factor)
     tol = 1e-6
@@ -276,6 +285,16 @@ def _parts_problem(got: torch.Tensor, expected: torch.Tensor, dim: int, base: fl
         return (f"the kept and divided pairs are right, but inside the band (pairs {_pairs_text(band)}) your blend "
                 f"differs: at pair {pair} the share kept should be {_num(float(right[pair]))}, yours is "
                 f"{_num(float(mine[pair]))}")
+    if bool(band.any()) and not bool((~kept & ~divided).any()):
+        return (f"every pair of yours is either kept or divided, none blended: in the band (pairs {_pairs_text(band)}) "
+                "the rule blends θ_ℓ and θ_ℓ / s, with a share that moves smoothly from 1 to 0 across it")
+    edges = _edge_shift(kept, kept_right), _edge_shift(divided, divided_right)
+    if all(abs(edge) <= 1 for edge in edges) and any(edges):
+        which = "fast" if edges[0] else "slow"
+        return (f"your band's {which} edge is one pair off: you keep pairs {_pairs_text(kept)} and divide pairs "
+                f"{_pairs_text(divided)}, expected kept {_pairs_text(kept_right)} and divided "
+                f"{_pairs_text(divided_right)}: the bounds of the ramp are rounded outwards, floor at the fast end and "
+                "ceil at the slow end (int() truncates, round() rounds to the nearest: both move an edge by a pair)")
     return (f"your band is at the wrong pairs: you keep pairs {_pairs_text(kept)} and divide pairs "
             f"{_pairs_text(divided)}, expected kept {_pairs_text(kept_right)} and divided "
             f"{_pairs_text(divided_right)}: "
@@ -289,6 +308,13 @@ def _property_problem(rule: _Rule, setting: tuple[Any, ...], got: torch.Tensor, 
         return (f"pair {pair} is {float(got[pair])}: a division by zero (a ramp whose two bounds coincide, a "
                 "wavelength of an infinite period) or a power of a non-positive number")
     dim, base = int(setting[0]), float(setting[1])
+    original = _theta(dim, base)
+    kept_original, is_original = _matches(got, original), _matches(expected, original)
+    if rule.original_where_scaled and kept_original and not is_original:
+        return ("your frequencies are the original ones, base^(-2ℓ/d), where the rule rescales them: "
+                f"{rule.original_where_scaled}")
+    if rule.scaled_where_original and is_original and not kept_original:
+        return f"your frequencies are rescaled where the rule keeps the original ones: {rule.scaled_where_original}"
     if rule.ladder is not None:
         return _ladder_problem(got, rule.ladder(setting), dim, base)
     if rule.by_parts:
@@ -365,13 +391,17 @@ def _check_attention_factor(session: _Session, value: object, factor: float, cal
 def _check_rule(fn: Callable[..., Any], rule: _Rule, yarn: bool = False) -> CheckResult:
     def body(session: _Session) -> list[str]:
         failures: list[tuple[str, set[str], set[str]]] = []
+        passed = []
         for setting in rule.settings:
             tags = {tag for applies, tag, _ in rule.hints if applies(setting)}
-            session.run(partial(_frequency_case, session, rule, setting, yarn, failures), tags)
+            if session.run(partial(_frequency_case, session, rule, setting, yarn, failures), tags):
+                passed.append(setting)
         # A mistake is named only when it explains every setting whose frequencies were wrong: first one that
-        # reproduces them exactly, else one that reproduces every wrong pair (its characteristic pairs).
-        named = _named(rule, [(text, exact) for text, exact, _ in failures]) or _named(
-            rule, [(text, explaining) for text, _, explaining in failures])
+        # reproduces them exactly, else one that reproduces every wrong pair (its characteristic pairs); and never
+        # one that would have shown in a setting the answer got right.
+        variants = [variant for variant in rule.variants if not _shows_in(variant, rule, passed)]
+        named = _named(variants, [(text, exact) for text, exact, _ in failures]) or _named(
+            variants, [(text, explaining) for text, _, explaining in failures])
         if named:
             session.problems.pop("frequencies", None)
             session.problems[named.key] = f"{failures[0][0]}: {named.explanation}"
@@ -383,9 +413,21 @@ def _check_rule(fn: Callable[..., Any], rule: _Rule, yarn: bool = False) -> Chec
     return _run_checker(rule.exercise, fn, body)
 
 
-def _named(rule: _Rule, failures: list[tuple[str, set[str]]]) -> _Variant | None:
+def _shows_in(variant: _Variant, rule: _Rule, settings: list[tuple[Any, ...]]) -> bool:
+    """Whether the mistake changes the frequencies of one of these settings (which the answer got right)."""
+    for setting in settings:
+        try:
+            candidate = variant.frequencies(*setting)
+        except (ValueError, ZeroDivisionError, OverflowError):
+            continue
+        if candidate is not None and not _matches(candidate, rule.reference(*setting)):
+            return True
+    return False
+
+
+def _named(variants: list[_Variant], failures: list[tuple[str, set[str]]]) -> _Variant | None:
     return next((
-        variant for variant in rule.variants
+        variant for variant in variants
         if failures and all(variant.key in matching or f"n/a {variant.key}" in matching for _, matching in failures)
         and any(variant.key in matching for _, matching in failures)
     ), None)

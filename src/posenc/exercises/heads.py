@@ -111,10 +111,16 @@ def _repeat_kv_case(session: _Session, kv: torch.Tensor, num_heads: int) -> None
     if num_kv_heads > 1 and tuple(got.shape) == (*kv.shape[:-3], num_kv_heads * num_heads, *kv.shape[-2:]):
         raise _Problem("group", f"{call} returned {num_kv_heads * num_heads} heads; expected {num_heads}: each of the "
                        f"h_kv = {num_kv_heads} key-value heads is repeated h / h_kv = {group} times, not h times")
-    wrong_axis = (*kv.shape[:-2], kv.shape[-2] * group, kv.shape[-1])
-    if group > 1 and tuple(got.shape) == wrong_axis:
-        raise _Problem("axis", f"{call} returned shape {tuple(got.shape)}; expected {shape}: you repeated along the "
-                       "sequence axis; the head axis of (..., h_kv, L, d) is dim=-3")
+    names = {-1: "feature axis", -2: "sequence axis", -4: "batch axis"}
+    for axis in range(-kv.dim(), 0):
+        repeated = list(kv.shape)
+        repeated[axis] *= group
+        if group > 1 and axis != -3 and tuple(got.shape) == tuple(repeated):
+            where = f"the {names.get(axis, f'axis {axis}')} (dim={axis + kv.dim()} of this {kv.dim()}-D kv)"
+            raise _Problem("axis", f"{call} returned shape {tuple(got.shape)}; expected {shape}: you repeated "
+                           f"along {where}; the "
+                           "head axis of (..., h_kv, L, d) is dim=-3, counted from the end so that any leading axes "
+                           "are left alone")
     _expect_shape(got, shape, "expanded heads", call, " (..., num_heads, L, d)")
     if got.dtype != kv.dtype:
         session.problem("dtype", f"{call} returned dtype {_dtype(got.dtype)}; expected {_dtype(kv.dtype)}, the dtype "

@@ -19,8 +19,8 @@ from typing import Any
 import torch
 
 from ..rotary import apply_rope
-from .checking import CheckResult, _public
-from .comparing import _Case, _Mistake, _simple_checker
+from .checking import CheckResult, _close, _public
+from .comparing import _Case, _ladder_slip, _Mistake, _simple_checker
 
 __all__ = [
     "check_expected_score",
@@ -68,6 +68,21 @@ _WAVELENGTH_MISTAKES = [
 ]
 
 
+def _wavelength_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
+    """The answer as (2π)^a b^x: which power of the base it took, and whether 2π multiplies or divides."""
+    dim, base = case.args
+    value = float(got)
+    if value <= 0:
+        return None
+    right = 1 - 2 / dim
+    for power, how in ((1, "2π times"), (-1, "1/(2π) times"), (0, "")):
+        exponent = math.log(value / (2 * math.pi) ** power) / math.log(base)
+        if math.isclose(exponent, -right, abs_tol=1e-6) and power != 0:
+            return (f"your answer is {how} the frequency θ_(d/2-1) = b^(-(1 - 2/d)): the wavelength divides 2π by "
+                    "the frequency, λ = 2π / θ = 2π b^(1 - 2/d), the positions one turn takes (invert the frequency)")
+    return None
+
+
 def _wavelength_cases(generator: torch.Generator) -> list[_Case]:
     return [_Case((d, b), f"fn(dim={d}, base={b:g})") for d, b in [(64, 1e4), (128, 5e5), (256, 1e4), (8, 100.0)]]
 
@@ -77,12 +92,12 @@ def check_slowest_wavelength(fn: Callable[..., Any]) -> CheckResult:
     """Check ``fn(dim, base)``: the wavelength ``2π b^(1 - 2/d)`` of the slowest pair (a number, rel. 1e-6).
 
     Named mistakes: ``2π b``, the frequency instead of the wavelength, no ``2π``, the pair before the
-    last, the fastest pair, exponent ``1 - 1/d``.
+    last, the fastest pair, exponent ``1 - 1/d``; otherwise a wavelength built on the frequency.
     """
     return _simple_checker(
         "slowest wavelength", fn, _wavelength_cases, reference_slowest_wavelength, _WAVELENGTH_MISTAKES,
         ["2π b^(1 - 2/d) for 4 hidden dimensions and bases"],
-        what="the wavelength", atol=0.0, rtol=1e-6,
+        what="the wavelength", properties=[_wavelength_property], atol=0.0, rtol=1e-6,
     )
 
 
@@ -130,6 +145,44 @@ _EXPECTED_MISTAKES = [
 ]
 
 
+def _expected_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
+    cross, offsets, base = case.args
+    c = cross.double()
+
+    def answer(theta: torch.Tensor) -> torch.Tensor:
+        angles = offsets.double()[:, None] * theta
+        return angles.cos() @ (c[:, 0, 0] + c[:, 1, 1]) + angles.sin() @ (c[:, 1, 0] - c[:, 0, 1])
+
+    return _ladder_slip(got, 2 * cross.shape[0], base, answer) or _expected_terms(got, cross, offsets, base)
+
+
+def _expected_terms(got: torch.Tensor, cross: torch.Tensor, offsets: torch.Tensor, base: float) -> str | None:
+    """The answer's coefficients of cos(δθ_ℓ) and sin(δθ_ℓ), fitted, said as entries of each block C^(ℓ)."""
+    pairs = cross.shape[0]
+    angles = offsets.double()[:, None] * _theta(2 * pairs, base)
+    basis = torch.cat((angles.cos(), angles.sin()), dim=-1)
+    if basis.shape[0] < basis.shape[1] or int(torch.linalg.matrix_rank(basis)) < basis.shape[1]:
+        return None
+    fit = torch.linalg.lstsq(basis, got.double()[:, None]).solution.flatten()
+    if not bool(torch.allclose(basis @ fit, got.double(), atol=1e-6)):
+        return None
+    c = cross.double()
+    c11, c12, c21, c22 = c[:, 0, 0], c[:, 0, 1], c[:, 1, 0], c[:, 1, 1]
+    terms = {"C11 + C22": c11 + c22, "C11 - C22": c11 - c22, "C22 - C11": c22 - c11, "C21 - C12": c21 - c12,
+             "C12 - C21": c12 - c21, "C12 + C21": c12 + c21, "C11": c11, "C22": c22, "0": torch.zeros_like(c11)}
+    found = []
+    for part, coefficients, right in (("cos(δθ_ℓ)", fit[:pairs], "C11 + C22"), ("sin(δθ_ℓ)", fit[pairs:], "C21 - C12")):
+        name = next((name for name, value in terms.items() if torch.allclose(coefficients, value, atol=1e-6)), None)
+        if name is None:
+            return None
+        if name != right:
+            found.append(f"{part} is multiplied by {name} where it must be {right}")
+    if not found:
+        return None
+    return ("in each pair ℓ your score's " + " and ".join(found) + ", with C = C^(ℓ): E[q^T R_δ k] = Σ_ℓ "
+            "(C11 + C22) cos(δθ_ℓ) + (C21 - C12) sin(δθ_ℓ), the trace with the cosine")
+
+
 def _expected_cases(generator: torch.Generator) -> list[_Case]:
     cases = []
     # Base 500 separates "base ignored" from "d/2 as the dimension", which agree at base 100 (10000 = 100²).
@@ -150,12 +203,13 @@ def check_expected_score(fn: Callable[..., Any]) -> CheckResult:
     ``cross`` has shape ``(d/2, 2, 2)``, block ``ℓ`` being ``C^(ℓ) = E[q^(ℓ) k^(ℓ)T]``; the answer has
     one value per offset: ``Σ_ℓ cos(δθ_ℓ)(C11 + C22) + sin(δθ_ℓ)(C21 - C12)`` (within 1e-5). Named
     mistakes: the sine's sign, no sine, ``C21 + C12``, ``d/2`` used as the dimension, sin and cos swapped,
-    the base ignored.
+    the base ignored; otherwise a slip of the frequency ladder (the exponent's sign, ``ℓ/d``, ``ℓ``
+    from 1).
     """
     return _simple_checker(
         "expected score", fn, _expected_cases, reference_expected_score, _EXPECTED_MISTAKES,
         ["the expected score is right for random cross-covariances and for the identity (the all-ones curve)"],
-        what="the expected scores",
+        what="the expected scores", properties=[_expected_property],
     )
 
 
@@ -199,6 +253,26 @@ _ASYMMETRY_MISTAKES = [
 ]
 
 
+_SCALES = {2: "2δ", 1: "δ", 0.5: "δ/2", 0: "0", -0.5: "-δ/2", -1: "-δ", -2: "-2δ"}
+
+
+def _asymmetry_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
+    """The answer as a difference of two scores s(aδ) - s(bδ): which offsets it compared."""
+    query, key, offsets, base = case.args
+    for a in _SCALES:
+        for b in _SCALES:
+            if a == b or (a, b) == (1, -1):
+                continue
+            value = _score(query, key, a * offsets, base) - _score(query, key, b * offsets, base)
+            if _close(got, value, atol=1e-6):
+                doubled = (" (both offsets doubled: if you rotated the query by -δ as well as the key by δ, the "
+                           "pair turned by 2δ; rotate only the key)") if (a, b) == (2, -2) else (
+                           " (both offsets halved)" if (a, b) == (0.5, -0.5) else "")
+                return (f"your answer is s({_SCALES[a]}) - s({_SCALES[b]}){doubled}: the exercise asks for s(δ) - "
+                        "s(-δ), the score at offset δ minus the score at offset -δ")
+    return None
+
+
 def _asymmetry_cases(generator: torch.Generator) -> list[_Case]:
     cases = []
     for dim, base in [(16, 10000.0), (8, 100.0), (32, 10000.0)]:
@@ -214,12 +288,13 @@ def check_score_asymmetry(fn: Callable[..., Any]) -> CheckResult:
 
     Computed directly from rotations or with the formula ``-2 Σ Im(h_ℓ) sin(δθ_ℓ)``: both pass
     (within 1e-5). Named mistakes: the sign, no factor 2, the sum instead of the difference, the
-    half layout, an absolute value, cosine instead of sine.
+    half layout, an absolute value, cosine instead of sine; otherwise which two scores ``s(aδ) - s(bδ)``
+    were subtracted.
     """
     return _simple_checker(
         "score asymmetry", fn, _asymmetry_cases, reference_score_asymmetry, _ASYMMETRY_MISTAKES,
         ["s(δ) - s(-δ) is right for 3 hidden random pairs of vectors"],
-        what="the differences", atol=1e-6,
+        what="the differences", atol=1e-6, properties=[_asymmetry_property],
     )
 
 
@@ -286,11 +361,29 @@ def _head_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> st
         wrong = mistake.wrong(key, target, base).double()
         if float(mine @ (wrong / wrong.norm())) > 1 - 1e-6:
             return f"your query is a multiple of this mistake's, its score peaks at δ = {peak}: {mistake.message}"
+    rotated = _rotated_by(got, key, base)
+    if rotated is not None and rotated != target:
+        how = ("twice the target" if rotated == 2 * target else "off by one from the target"
+               if abs(rotated - target) == 1 else "the negated target" if rotated == -target
+               else "twice the negated target" if rotated == -2 * target else "not the target")
+        return (f"your query is the key rotated by {rotated}, {how} ({target}), so its score peaks at δ = {peak}: "
+                "q = R_target k, the key rotated by the target offset itself, peaks there")
     peaking = [mistake for mistake in _HEAD_MISTAKES if mistake.key != "head negated"
                and _peak(mistake.wrong(key, target, base), key, base) == peak != target]
     if len(peaking) == 1:
         return f"the score of your query peaks at δ = {peak}, where this mistake puts it: {peaking[0].message}"
     return None
+
+
+def _rotated_by(query: torch.Tensor, key: torch.Tensor, base: float) -> int | None:
+    """The whole offset t with query = R_t key (up to a positive factor), if there is one in [-1000, 1000]."""
+    candidates = torch.arange(-1000, 1001)
+    dim = key.shape[-1]
+    rotated = apply_rope(key.double().expand(len(candidates), dim), candidates, base=base)
+    mine = query.double() / query.double().norm()
+    cosines = rotated @ mine / rotated.norm(dim=-1)
+    best = int(cosines.argmax())
+    return int(candidates[best]) if float(cosines[best]) > 1 - 1e-9 else None
 
 
 def _head_cases(generator: torch.Generator) -> list[_Case]:

@@ -140,6 +140,14 @@ def _shaw_case(session: _Session, q_len: int, k_len: int, max_distance: int, off
     if offset and torch.equal(got, _shaw_rows(q_len, k_len, c, 0)):
         raise _Problem("offset", f"{text}: query_offset is ignored: query r sits at position query_offset + r, so "
                        "in cached decoding the newest keys are the nearest, not the farthest")
+    low, high = int(got.min()), int(got.max())
+    if low < 0 or high > 2 * c:
+        raise _Problem("rows out of range", f"{text}: your rows run from {low} to {high}, outside the table's 2c + 1 = "
+                       f"{2 * c + 1} rows 0 .. 2c: the offsets are not clipped to [-c, c] before the shift by c (far "
+                       "pairs share the first or the last row)")
+    if not bool((got.diff(dim=-1) >= 0).all()):
+        raise _Problem("rows order", f"{text}: along a query's row your rows do not grow with the key j: the row "
+                       "must increase with the offset j - i (a sign or an axis is reversed)")
     raise _Problem("rows", f"{text}. The row of pair (i, j) is clip(j - i, -c, c) + c")
 
 

@@ -306,6 +306,11 @@ def _t5_wrong_region(
          f"in the logarithmic range, max_exact = {max_exact} <= distance < max_distance = {max_distance}: the "
          "bucket is max_exact + floor(log(distance / max_exact) / log(max_distance / max_exact) * (n - max_exact)), "
          "with n the buckets per direction"),
+        (distance >= max_exact,
+         f"at a distance >= max_exact = {max_exact}, in the logarithmic range and beyond it, while the exact buckets "
+         "are right: the logarithmic bucket max_exact + floor(log(distance / max_exact) / log(max_distance / "
+         "max_exact) * (n - max_exact)) reaches n - 1 just below max_distance (the log is normalised by "
+         "log(max_distance / max_exact)), and min(., n - 1) caps it beyond"),
         (torch.tensor(bidirectional) & after,
          f"a key after the query (j > i): in the bidirectional setting these take the upper half, the bucket of "
          f"their distance plus num_buckets // 2 = {num_buckets // 2}"),
@@ -394,6 +399,26 @@ def check_alibi_slopes(fn: Callable[..., Any]) -> CheckResult:
     return _run_checker("ALiBi slopes", fn, body)
 
 
+def _geometric_text(got: torch.Tensor, num_heads: int) -> str | None:
+    """The answer as a geometric sequence, said by its first slope and its ratio, when it is one (n a power of 2)."""
+    if num_heads < 3 or num_heads & (num_heads - 1) or not bool((got > 0).all()):
+        return None
+    exponents = -torch.log2(got)
+    steps = exponents.diff()
+    step = float(steps[0])
+    if not bool(torch.allclose(steps, torch.full_like(steps, step), atol=1e-6)):
+        return None
+    right = 8 / num_heads
+    first = float(exponents[0])
+    parts = []
+    if not math.isclose(step, right, abs_tol=1e-6):
+        parts.append(f"they fall by the ratio 2^(-{step:.4g}) per head, where ALiBi's fall by 2^(-8/n) = "
+                     f"2^(-{right:.4g})")
+    if not math.isclose(first, right, abs_tol=1e-6):
+        parts.append(f"the first is 2^(-{first:.4g}), where ALiBi's is 2^(-8/n) = 2^(-{right:.4g})")
+    return "your slopes are a geometric sequence, but " + " and ".join(parts) if parts else None
+
+
 def _alibi_case(session: _Session, num_heads: int) -> None:
     call = f"fn({num_heads})"
     returned = session.call(call, num_heads)
@@ -462,8 +487,10 @@ def _alibi_case(session: _Session, num_heads: int) -> None:
         candidate = torch.tensor(_alibi_variant(num_heads, **kwargs), dtype=torch.float64)
         if bool(torch.allclose(got, candidate, rtol=1e-5, atol=0.0)):
             raise _Problem(" + ".join(keys), f"{text}: " + "; ".join(explanations[key] for key in keys))
+    ladder = _geometric_text(got, num_heads)
     raise _Problem(
         "slopes",
-        f"{text}. For n heads, n a power of two, the slopes are 2^(-8h/n) for h = 1 .. n; otherwise the m slopes of "
-        "the largest power of two m < n come first, then every other slope of 2m heads",
+        f"{text}{': ' + ladder if ladder else ''}. For n heads, n a power of two, the slopes are 2^(-8h/n) for "
+        "h = 1 .. n; otherwise the m slopes of the largest power of two m < n come first, then every other slope of "
+        "2m heads",
     )

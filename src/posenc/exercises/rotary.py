@@ -44,6 +44,7 @@ from .checking import (
     _unchanged,
     _values,
 )
+from .comparing import _ladder_slip
 
 __all__ = ["check_apply_rope", "check_apply_rope_2d"]
 
@@ -92,7 +93,13 @@ def check_apply_rope(fn: Callable[..., Any], layout: str = "interleaved") -> Che
     ``x`` and leave ``x`` unchanged. The hidden cases include float32 and float64, leading batch
     and head dimensions, shuffled, real-valued and far positions and base 500; two properties are
     tested as well: norms are preserved, and scores between rotated queries and keys depend only
-    on the offset of their positions. Angles formed in float32 are accepted, with a precision note.
+    on the offset of their positions. Angles formed in float32 are accepted, with a precision note: it is
+    how the models of ``transformers`` form them (``position_ids.float() * inv_freq.float()`` in Llama's
+    rotary embedding), so the result is what real models compute; its error grows with the position,
+    about ``|m| θ_ℓ · 2^-24`` radians, and the tolerance grows with it (``8 · 2^-23 · |m|`` of each
+    token's norm), while lower precision (half, bfloat16 angles) is rejected. The later exercises
+    that are about precision at long range (:func:`check_unrotated_outputs`,
+    :func:`check_streaming_cache`) ask for float64 angles and name float32 ones as a mistake.
 
     Diagnosed mistakes: not a rotation (norms change, e.g. evens and odds paired with
     ``cat(freqs, freqs)``); rotation in the wrong direction; the other layout; ``positions`` or
@@ -198,8 +205,9 @@ def _rope_case(session: _Session, case: dict[str, Any], layout: str) -> None:
                 "precision",
                 f"precision note: at position {_num(float(actual_positions[worst]))} your rotated vectors differ from "
                 f"the reference by {float(errors[worst]):.1e} of their norm, an error that grows with the position: "
-                "the angles seem to be formed in float32. This is accepted, but forming the angles in float64 and "
-                "casting cos and sin to the dtype of x makes far positions exact to float32 rounding",
+                "the angles seem to be formed in float32. This is accepted (transformers' models form them so), "
+                "but the error keeps growing, to up to about 3e-3 of the norm at position 50,000: forming the angles "
+                "in float64 and casting cos and sin to the dtype of x makes far positions exact to float32 rounding",
             )
         return
     if float(errors.max()) < 1e-2:
@@ -274,6 +282,24 @@ def _diagnose_rope(
         )
         if bool((_token_errors(got, candidate, x) <= _rope_bound(variant_positions)).all()):
             return _Problem(" + ".join(keys), f"in {call}: " + "; ".join(explanations[key] for key in keys))
+    bound = _rope_bound(positions)
+    for shift in (1, -1):
+        candidate = apply_rope(x.double(), positions + shift, base=base, layout=layout)
+        if bool((_token_errors(got, candidate, x) <= bound).all()):
+            where = (f"your default positions start at {shift} instead of 0" if not positions_given else
+                     f"your positions are the given ones {shift:+d}")
+            return _Problem("positions shifted", f"in {call}: {where}: token t must be rotated by positions[t] θ_ℓ, "
+                            "and the default positions are arange(L), from 0")
+    transformed = {"in reverse order": positions.flip(0), "doubled": 2 * positions, "halved": positions / 2}
+    for how, wrong in transformed.items():
+        if not torch.equal(wrong, positions) and bool((_token_errors(got, apply_rope(
+                x.double(), wrong, base=base, layout=layout), x) <= bound).all()):
+            return _Problem("positions transformed", f"in {call}: your rotation uses the positions {how}: token t "
+                            "must be rotated by positions[t] θ_ℓ, its own position")
+    slip = _ladder_slip(got, x.shape[-1], base, lambda theta: apply_rope(x.double(), positions, frequencies=theta,
+                                                                           layout=layout))
+    if slip is not None:
+        return _Problem("ladder", f"in {call}: {slip}")
     index = _first_difference(got, expected, atol=1e-5 * float(x.double().abs().max()))
     should, was = _distinct(float(expected[index]), float(got[index]))
     return _Problem(
@@ -456,6 +482,13 @@ def _rope_2d_case(
         candidate = _rope_2d_variant(x.double(), rows, columns, actual_base, kind)
         if _close(got, candidate, atol=tolerance, rtol=tolerance):
             raise _Problem(kind, f"in {call}: {explanation}")
+    whole = {"the rows": rows, "the columns": columns, "the token index (raster order)": torch.arange(x.shape[-2])}
+    for name, positions in whole.items():
+        if _close(got, apply_rope(x.double(), positions, base=actual_base), atol=tolerance, rtol=tolerance):
+            raise _Problem("1-D", f"in {call}: you applied one 1-D RoPE of dimension d = {dim} to the whole vector, at "
+                           f"{name}: axial RoPE rotates the first d/2 coordinates at the row and the last d/2 at the "
+                           "column, each half a 1-D RoPE of dimension d/2, so that both the row and the column "
+                           "enter")
     index = _first_difference(got, expected, atol=tolerance)
     coordinate, token = index[-1], index[-2]
     half = "first half (rows)" if coordinate < dim // 2 else "second half (columns)"

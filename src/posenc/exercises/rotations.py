@@ -16,6 +16,7 @@ chapters and :func:`posenc.rotary.apply_rope` do.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -23,8 +24,8 @@ import torch
 
 from ..rope2d import rope_matrix_2d
 from ..rotary import apply_rope
-from .checking import CheckResult, _public
-from .comparing import _Case, _Mistake, _simple_checker
+from .checking import CheckResult, _close, _public
+from .comparing import _Case, _ladder_slip, _Mistake, _simple_checker
 
 __all__ = [
     "check_decode_positions",
@@ -83,6 +84,17 @@ def _float32_rope(x: torch.Tensor, positions: torch.Tensor, base: float) -> torc
     return torch.stack((even * cos - odd * sin, even * sin + odd * cos), dim=-1).flatten(-2).to(x.dtype)
 
 
+def _unrotate_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
+    outputs, positions, base = case.args
+    transformed = (("twice", -2 * positions), ("by half", -positions / 2), ("in reverse order", -positions.flip(0)))
+    for how, wrong in transformed:
+        if _close(got, apply_rope(outputs.double(), wrong, base=base), atol=1e-4):
+            return (f"you turned the rows back by their positions {how}: row i is turned back by R_i^T, RoPE at "
+                    "-positions[i], once")
+    return _ladder_slip(got, outputs.shape[-1], base,
+                        lambda theta: apply_rope(outputs.double(), -positions, frequencies=theta))
+
+
 def _unrotate_cases(generator: torch.Generator) -> list[_Case]:
     cases = []
     # The last setting is realistic for a long context: positions near 50,000, where float32 angles are 1e-3 off.
@@ -103,12 +115,12 @@ def check_unrotated_outputs(fn: Callable[..., Any]) -> CheckResult:
     ``outputs`` has shape ``(..., L, d)``; the answer has the same shape (within 1e-4). One hidden
     setting has positions near 50,000, where angles formed in float32 are visibly off. Named
     mistakes: rotated forward, not turned, the half layout, base ignored, exponent ``ℓ/d``, row
-    indices instead of positions, angles formed in float32.
+    indices instead of positions, angles formed in float32; otherwise a slip of the frequency ladder.
     """
     return _simple_checker(
         "outputs turned back", fn, _unrotate_cases, reference_unrotated_outputs, _UNROTATE_MISTAKES,
         ["row i is turned back by R_i^T, at shifted positions and other bases too"],
-        what="the outputs", atol=1e-4,
+        what="the outputs", atol=1e-4, properties=[_unrotate_property],
     )
 
 
@@ -178,6 +190,37 @@ def _linear_one_side(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, base: fl
     return numerators @ v.double() / _linear_denominators(q, k)
 
 
+_FEATURE_MAPS = {
+    "relu(x) + 1": lambda x: torch.relu(x) + 1, "relu(x)": torch.relu, "exp(x)": torch.exp,
+    "elu(x) (without + 1)": torch.nn.functional.elu, "softplus(x)": torch.nn.functional.softplus,
+    "x itself (no feature map)": lambda x: x, "sigmoid(x)": torch.sigmoid, "tanh(x) + 1": lambda x: torch.tanh(x) + 1,
+    "x²": lambda x: x**2, "|x|": torch.abs, "softmax(x) over the features": lambda x: x.softmax(-1),
+}
+
+
+def _linear_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
+    """Which feature map, and which denominator, the answer used."""
+    q, k, v, base = (arg.double() if isinstance(arg, torch.Tensor) else arg for arg in case.args)
+    for name, phi in _FEATURE_MAPS.items():
+        phi_q, phi_k = phi(q), phi(k)
+        numerators = torch.tril(_rope(phi_q, None, base) @ _rope(phi_k, None, base).T)
+        denominators = torch.tril(phi_q @ phi_k.T).sum(-1, keepdim=True)
+        if _close(got, numerators @ v / denominators, atol=1e-4):
+            return (f"your feature map is {name}: this exercise's φ is elu(x) + 1 (torch.nn.functional.elu(x) + 1), "
+                    "positive and smooth")
+    phi_q, phi_k = torch.nn.functional.elu(q) + 1, torch.nn.functional.elu(k) + 1
+    numerators = torch.tril(_rope(phi_q, None, base) @ _rope(phi_k, None, base).T) @ v
+    implied = numerators / got.double()
+    if bool(torch.allclose(implied, implied[:, :1].expand_as(implied), rtol=1e-6)):
+        full = (phi_q @ phi_k.T).sum(-1, keepdim=True)
+        if _close(implied[:, :1], full):
+            return ("your numerator is right but your denominator is not causal: it sums φ(q_i)^T φ(k_j) over every "
+                    "key, where causal attention sums over j <= i only, like the numerator")
+        return ("your numerator is right but your denominator is not Σ_{j<=i} φ(q_i)^T φ(k_j), the causal, "
+                "unrotated sum of the same features")
+    return None
+
+
 def _linear_cases(generator: torch.Generator) -> list[_Case]:
     cases = []
     for length, dim, base in [(12, 8, 10000.0), (7, 16, 100.0), (20, 4, 10000.0)]:
@@ -193,12 +236,13 @@ def check_linear_rope_attention(fn: Callable[..., Any]) -> CheckResult:
     ``o_i = Σ_{j<=i} (R_i φ(q_i))^T (R_j φ(k_j)) v_j / Σ_{j<=i} φ(q_i)^T φ(k_j)`` with
     ``φ = elu + 1`` (within 1e-4; a loop with running sums and a quadratic formula both pass).
     Named mistakes: the denominator rotated, no rotation, not causal, φ after the rotation, no φ,
-    no denominator, only the keys rotated.
+    no denominator, only the keys rotated; otherwise another feature map (relu, exp, softplus, ...)
+    or a denominator that is not causal.
     """
     return _simple_checker(
         "linear attention with RoPE", fn, _linear_cases, reference_linear_rope_attention, _LINEAR_MISTAKES,
         ["the outputs match the quadratic formula with an unrotated denominator"],
-        what="the outputs", atol=1e-4,
+        what="the outputs", atol=1e-4, properties=[_linear_property],
     )
 
 
@@ -234,6 +278,31 @@ _DECODE_MISTAKES = [
 ]
 
 
+def _decode_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
+    """What a list of new positions is, against cache_len, ..., cache_len + num_new - 1."""
+    cache_len, num_new = case.args
+    if got.shape != expected.shape:
+        return None
+    if num_new > 1 and bool((got == got[0]).all()):
+        return (f"all your new tokens get the same position, {int(got[0])}: token t of the step is at cache_len + t, "
+                "one position each")
+    if num_new > 1 and bool(torch.equal(got.flip(0), expected)):
+        return ("your positions are in decreasing order: token t of the step is at cache_len + t, so they increase "
+                "(range(cache_len, cache_len + num_new))")
+    shift = got - expected
+    if not bool((shift == shift[0]).all()):
+        return None
+    amount = int(shift[0])
+    if amount == -num_new:
+        return ("your positions end at cache_len - 1: they are those of the last num_new cached tokens; the new "
+                "tokens start at cache_len, after the cache")
+    if amount == num_new:
+        return "your positions start at cache_len + num_new: the new tokens start at cache_len, the first free position"
+    if amount == -cache_len != 0:
+        return "your positions start at 0: positions count from the start of the sequence, so they start at cache_len"
+    return None
+
+
 def _decode_cases(generator: torch.Generator) -> list[_Case]:
     return [_Case((c, n), f"fn(cache_len={c}, num_new={n})") for c, n in [(5, 1), (0, 4), (12, 3), (100, 1), (3, 2)]]
 
@@ -244,12 +313,14 @@ def check_decode_positions(fn: Callable[..., Any]) -> CheckResult:
 
     The answer is ``cache_len, ..., cache_len + num_new - 1`` (a tensor or a list). Named mistakes:
     position 0 for every token, a restart at 0, off by one either way, one shared position, the
-    whole sequence.
+    whole sequence; otherwise one shared position, or positions shifted by ``num_new`` either way.
     """
     return _simple_checker(
         "positions while decoding", fn, _decode_cases, reference_decode_positions, _DECODE_MISTAKES,
         ["new tokens continue after the cache, with or without a prompt"],
-        what="the positions", atol=0.0, rtol=0.0,
+        what="the positions", atol=0.0, rtol=0.0, properties=[_decode_property],
+        axes="there is one position per new token, num_new of them: range(cache_len, cache_len + num_new), whose end "
+             "is cache_len + num_new (excluded)",
     )
 
 
@@ -317,6 +388,55 @@ _STREAM_MISTAKES = [
 ]
 
 
+def _stream_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
+    """Which keys the window kept, when it is not the last ``window`` (a slice off by some keys)."""
+    cached, window, sinks = case.args
+    total = cached.shape[-2]
+    for early in (1, 2, -1):
+        start = total - window - early
+        if start < sinks or start + window > total:
+            continue
+        kept = cached[..., start:start + window, :]
+        for shift in (total - window - sinks, start - sinks):
+            moved = apply_rope(kept, torch.full((window,), -shift))
+            if _close(got, torch.cat((cached[..., :sinks, :], moved), dim=-2), atol=1e-4):
+                return (f"your window holds the keys at positions {start}..{start + window - 1}: it must be the last "
+                        f"window keys, {total - window}..{total - 1} (cached[..., -window:, :] or "
+                        "cached[..., n - window:, :])")
+    kept_sinks = _held_keys(got[..., :sinks, :], cached, 0)
+    if kept_sinks is not None and kept_sinks != list(range(sinks)):
+        return (f"your sinks are the keys at positions {_runs(kept_sinks)}: the attention sinks are the first sinks "
+                f"keys, 0..{sinks - 1}, kept as they are (cached[..., :sinks, :])")
+    held = _held_keys(got[..., sinks:, :], cached, total - window - sinks)
+    if held is not None and held != list(range(total - window, total)):
+        return (f"your window holds the keys at positions {_runs(held)} (each moved by the right rotation): it must "
+                f"be the last window keys, {total - window}..{total - 1}, each once, in order")
+    return None
+
+
+def _held_keys(window: torch.Tensor, cached: torch.Tensor, shift: int) -> list[int] | None:
+    """Which cached key each row of the window is, once moved back by the shift, if every row is one of them."""
+    if window.shape[:-2] != cached.shape[:-2] or window.shape[-1] != cached.shape[-1] or cached.shape[-2] > 4096:
+        return None
+    back = apply_rope(window.double(), torch.full((window.shape[-2],), shift)).flatten(0, -3).transpose(0, 1)
+    keys = cached.double().flatten(0, -3).transpose(0, 1).flatten(1)
+    distances = torch.cdist(back.flatten(1), keys)
+    nearest = distances.argmin(dim=-1)
+    if not bool((distances.gather(1, nearest[:, None]) < 1e-3).all()):
+        return None
+    return [int(j) for j in nearest]
+
+
+def _runs(indices: list[int]) -> str:
+    runs: list[list[int]] = []
+    for index in indices:
+        if runs and index == runs[-1][-1] + 1:
+            runs[-1].append(index)
+        else:
+            runs.append([index])
+    return ", ".join(f"{run[0]}" if len(run) == 1 else f"{run[0]}..{run[-1]}" for run in runs)
+
+
 def _stream_cases(generator: torch.Generator) -> list[_Case]:
     cases = []
     # The last cache is long (100,000 keys), so that the shift is large: angles formed in float32 are visibly off.
@@ -342,7 +462,7 @@ def check_streaming_cache(fn: Callable[..., Any]) -> CheckResult:
     return _simple_checker(
         "StreamingLLM cache", fn, _stream_cases, reference_streaming_cache, _STREAM_MISTAKES,
         ["sinks kept, window keys moved by one rotation each, for 4 hidden caches (one of 100,000 keys)"],
-        what="the cache", atol=1e-4,
+        what="the cache", atol=1e-4, properties=[_stream_property],
     )
 
 
@@ -392,6 +512,29 @@ _BLOCK_MISTAKES = [
 ]
 
 
+def _blocks_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
+    """The angle each 2 x 2 diagonal block turns by, against position · θ'_ℓ: a factor on every angle."""
+    row, column, dim, base = case.args
+    if got.shape != expected.shape or dim % 4:
+        return None
+    starts = range(0, dim, 2)
+    block = [got[k:k + 2, k:k + 2].double() for k in starts]
+    if not all(torch.allclose(b.T @ b, torch.eye(2, dtype=torch.float64), atol=1e-6) for b in block):
+        return "a 2 x 2 diagonal block of your matrix is not a rotation ([[cos φ, -sin φ], [sin φ, cos φ]])"
+    mine = torch.tensor([math.atan2(float(b[1, 0]), float(b[0, 0])) for b in block], dtype=torch.float64)
+    theta = base ** (-4 * torch.arange(dim // 4, dtype=torch.float64) / dim)
+    right = torch.stack((row * theta, column * theta), dim=-1).flatten()
+    big = (right.abs() > 1e-3) & (right.abs() < math.pi / 2)  # angles that atan2 reads without wrapping
+    if not bool(big.any()):
+        return None
+    ratios = mine[big] / right[big]
+    ratio = float(ratios[0])
+    if abs(ratio - 1) > 1e-4 and bool(torch.allclose(ratios, torch.full_like(ratios, ratio), rtol=1e-4)):
+        return (f"every block of your matrix turns by {ratio:.4g} times its angle: block (4ℓ, 4ℓ+1) turns by the row "
+                "position times θ'_ℓ and (4ℓ+2, 4ℓ+3) by the column position times θ'_ℓ, the positions as given")
+    return None
+
+
 def _block_cases(generator: torch.Generator) -> list[_Case]:
     return [_Case((r, c, d, b), f"fn(row={r}, column={c}, dim={d}, base={b:g})")
             for r, c, d, b in [(3, 5, 16, 10000.0), (2, 7, 8, 100.0), (4, 1, 12, 10000.0), (1.5, 2.5, 16, 50.0)]]
@@ -408,5 +551,5 @@ def check_rope_matrix_2d_blocks(fn: Callable[..., Any]) -> CheckResult:
     return _simple_checker(
         "2-D RoPE in blocks of four", fn, _block_cases, reference_rope_matrix_2d_blocks, _BLOCK_MISTAKES,
         ["the block matrix is right for 4 hidden settings (real positions included)"],
-        what="the matrix",
+        what="the matrix", properties=[_blocks_property],
     )

@@ -239,6 +239,10 @@ _DYNAMIC = _Rule(
          "the base b' = base · s_n^(d/(d-2))"),
     ),
     ladder=lambda setting: _dynamic_ladder(*setting),
+    original_where_scaled=("beyond the training length the base grows with the current length n = max(seq_len, L), "
+                           "the longer of the two (min(seq_len, L), or L itself, keeps the scale s_n at 1)"),
+    scaled_where_original=("up to the training length (seq_len <= L) dynamic NTK keeps the original frequencies: "
+                           "with n = max(seq_len, L) the scale s_n = s·n/L - (s - 1) is exactly 1 there"),
 )
 
 

@@ -20,7 +20,17 @@ One module per idea; every public name is importable from ``posenc.experiments``
 # shipped model stale.
 from .config import SCHEDULES, TASKS, StopRule, TrainConfig
 from .evaluation import _EVALUATION_SEED as _EVALUATION_SEED
-from .evaluation import Evaluation, attention_entropy, evaluate, evaluate_by_position
+from .evaluation import (
+    Evaluation,
+    accuracy_by_position,
+    attention_entropy,
+    band_means,
+    evaluate,
+    evaluate_by_position,
+    far_key_mask,
+    logits_with_key_masks,
+    mean_over_bands,
+)
 from .evaluation import _per_token as _per_token
 from .model import BEYOND_TABLE, TinyCausalLM, build_model
 from .model import _Block as _Block
@@ -42,14 +52,19 @@ __all__ = [
     "TinyCausalLM",
     "TrainConfig",
     "TrainingRun",
+    "accuracy_by_position",
     "attention_entropy",
+    "band_means",
     "build_model",
     "cache_path",
     "evaluate",
     "evaluate_by_position",
+    "far_key_mask",
     "heldout_batch",
+    "logits_with_key_masks",
     "make_batch",
     "markov_transitions",
+    "mean_over_bands",
     "sample_positions",
     "train",
     "train_or_load",

@@ -16,11 +16,12 @@ module per part of the book; every function is importable from ``posenc.plotting
 - :mod:`posenc.plotting.relative`: Part III (chapter 4, relative encodings);
 - :mod:`posenc.plotting.rotary`: chapters 5–6 (Part IV, rotary embeddings);
 - :mod:`posenc.plotting.longrange`: chapter 7 (Part IV, RoPE at long range);
-- :mod:`posenc.plotting.extrapolation`: Part V (chapters 8–9, trained models beyond their length).
+- :mod:`posenc.plotting.extrapolation`: Part V (chapters 8–9, trained models beyond their length);
+- :mod:`posenc.plotting.stretching`: chapter 9's text experiment (stretched models' loss by position).
 """
 
 from .absolute import (
-    binary_beside_table,
+    bits_as_sine_signs,
     curve_slider,
     extrapolation_panels,
     gram_by_offset,
@@ -54,6 +55,7 @@ from .rotary import (
     scores_beside_profiles,
     weight_maps_with_difference,
 )
+from .stretching import loss_by_position_panels
 
 __all__ = [
     "heatmap",
@@ -64,7 +66,7 @@ __all__ = [
     "pair_walk",
     "similarity_heatmaps",
     "table_profile",
-    "binary_beside_table",
+    "bits_as_sine_signs",
     "curve_slider",
     "extrapolation_panels",
     "gram_by_offset",
@@ -99,5 +101,6 @@ __all__ = [
     "accuracy_panels",
     "loss_by_position",
     "loss_by_position_over_seeds",
+    "loss_by_position_panels",
     "loss_curves",
 ]

@@ -3,7 +3,8 @@
 Chapter 2: histograms of samples, cosine-similarity heatmaps of position tables, the walk of a
 table's rows on a plane (interactive) and a table beside its similarity profile. Chapter 3: a pair
 on its circle, the Gram matrix beside its profile by offset, the extrapolation panels, binary
-counting beside the sinusoidal table, and the two slider figures (a table per base, a curve per base).
+counting beside the sinusoidal table, bits as square waves over sines with the ladders of periods, and
+the two slider figures (a table per base, a curve per base).
 
 Shape legend:
     - ``R``, ``C``: rows and columns of a matrix shown as a heatmap
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     import plotly.graph_objects as go
 
 __all__ = [
-    "binary_beside_table",
+    "bits_as_sine_signs",
     "curve_slider",
     "extrapolation_panels",
     "gram_by_offset",
@@ -328,7 +329,7 @@ def extrapolation_panels(
     coverage: Mapping[str, Vector],
     sines: Vector,
     cosines: Vector,
-    distance: Vector,
+    distance: Vector | Mapping[str, Vector],
     *,
     train_len: int,
     pair: int,
@@ -337,9 +338,17 @@ def extrapolation_panels(
     """Three panels on a table used beyond its training length.
 
     Left: the fraction of its circle each pair sweeps (one curve per label of ``coverage``).
-    Middle: :func:`pair_on_circle` for ``pair``. Right: ``distance`` of every position's row
+    Middle: :func:`pair_on_circle` for ``pair``. Right: the distance of every position's row
     from the nearest training row, with the training length and ``level`` (labelled
-    "orthogonal") marked.
+    "orthogonal") marked by dashed lines.
+
+    Args:
+        coverage: label -> ``(d/2,)`` fraction of its circle each pair sweeps.
+        sines, cosines: the ``(N,)`` columns of ``pair``.
+        distance: the ``(N,)`` distances, or label -> ``(N,)`` distances (e.g. over all pairs
+            and over some of them), drawn with a legend.
+        train_len: the training length; pair: the pair drawn in the middle; level: the
+            reference height on the right.
 
     Returns:
         The figure, its three axes in that order.
@@ -354,50 +363,75 @@ def extrapolation_panels(
         title="Angles seen, per pair",
     )
     pair_on_circle(sines, cosines, train_len, axes[1], pair=pair)
-    values = _as_vector("distance", distance)
+    named = dict(distance) if isinstance(distance, Mapping) else {"distance": distance}
+    values = {label: _as_vector(f"distance[{label!r}]", curve) for label, curve in named.items()}
     xy_curves(
-        range(len(values)),
-        {"distance": values},
+        {label: range(len(curve)) for label, curve in values.items()},
+        values,
         axes[2],
         xlabel="position i",
         ylabel="relative distance",
         title="Distance to the nearest training row",
         levels={"orthogonal": level},
         vlines=[train_len],
-        legend=None,
+        legend=None if not isinstance(distance, Mapping) else "lower right",
     )
     return fig
 
 
-def binary_beside_table(bits: Matrix, table: Matrix) -> Figure:
-    """The bits of positions ``0 .. R-1`` (lowest first) beside the same rows of an encoding table."""
-    bit_values, table_values = _as_matrix("bits", bits), _as_matrix("table", table)
-    if bit_values.shape[0] != table_values.shape[0]:
-        counts = (bit_values.shape[0], table_values.shape[0])
-        raise ValueError(f"bits and table must have the same number of rows, got {counts[0]} and {counts[1]}")
-    fig, (ax_bits, ax_table) = plt.subplots(1, 2, figsize=(10.0, 3.4), width_ratios=[1, 3], layout="constrained")
-    rows = [str(row) for row in range(bit_values.shape[0])]
-    heatmap(
-        bit_values,
-        ax_bits,
-        title="bits of i",
-        xlabel="bit (lowest first)",
-        ylabel="position i",
-        xticklabels=[str(bit) for bit in range(bit_values.shape[1])],
-        yticklabels=rows,
-        cmap="Greys",
-        colorbar=False,
-    )
-    heatmap(
-        table_values,
-        ax_table,
-        title=f"sinusoidal encoding, d = {table_values.shape[1]}",
-        xlabel="column",
-        ylabel="",
-        yticklabels=rows,
-        cmap="RdBu_r",
-        vmin=-1.0,
-        vmax=1.0,
+def bits_as_sine_signs(n_positions: int, n_bits: int, ladders: Mapping[str, Vector]) -> Figure:
+    """Bit ``t`` of the position as a square wave over the sine of the same period; then ladders of periods.
+
+    Left, one row per bit ``t = 0 .. n_bits - 1``: ``(-1)`` to the power of bit ``t`` of ``i``, for
+    ``i = 0 .. n_positions - 1``, as a step over ``[i, i + 1)``, and ``sin(pi x / 2^t)``, the sine of
+    period ``2^(t+1)`` whose sign that square wave is. Right: each ladder of periods against its
+    index on a logarithmic axis, where a geometric ladder is a straight line.
+
+    Args:
+        n_positions: how many positions the waves cover, at least 2.
+        n_bits: how many bits are drawn, at least 1.
+        ladders: label -> ``(K,)`` positive periods (e.g. ``2^(t+1)`` of the bits and the
+            wavelengths of an encoding).
+
+    Returns:
+        The figure, whose axes are the ``n_bits`` waves from the lowest bit down, then the ladders.
+
+    Raises:
+        TypeError: if ``n_positions`` or ``n_bits`` is not an integer, or a ladder is not numeric.
+        ValueError: if ``n_positions`` or ``n_bits`` is too small, ``ladders`` is empty or a period
+            is not positive.
+    """
+    n_positions = check_int("n_positions", n_positions, minimum=2)
+    n_bits = check_int("n_bits", n_bits, minimum=1)
+    if not ladders:
+        raise ValueError("ladders must hold at least one ladder of periods, got none")
+    periods = {label: _as_vector(f"ladders[{label!r}]", values) for label, values in ladders.items()}
+    if any((values <= 0).any() for values in periods.values()):
+        raise ValueError("every period in ladders must be positive")
+    fig = plt.figure(figsize=(12.0, 1.1 * n_bits + 1.0), layout="constrained")
+    grid = fig.add_gridspec(n_bits, 2, width_ratios=[2.2, 1])
+    edges, smooth = np.arange(n_positions + 1), np.linspace(0, n_positions, 40 * n_positions + 1)
+    for bit in range(n_bits):
+        ax = fig.add_subplot(grid[bit, 0])
+        square = (-1.0) ** ((edges[:-1] >> bit) & 1)
+        ax.step(edges, np.append(square, square[-1]), where="post", color="black", label="bit, as $(-1)^{bit}$")
+        ax.plot(smooth, np.sin(np.pi * smooth / 2**bit), color="C0", label="sine of the same period")
+        ax.set(xlim=(0, n_positions), ylim=(-1.4, 1.4), yticks=[-1, 1], ylabel=f"bit {bit}")
+        ax.tick_params(labelbottom=bit == n_bits - 1)
+        if bit == 0:
+            ax.set_title(r"bit $t$ of $i$: the sign of a sine of period $2^{t+1}$", loc="left")
+            ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=8, ncols=2, frameon=False)
+    ax.set_xlabel("position i")
+    xy_curves(
+        {label: range(len(values)) for label, values in periods.items()},
+        periods,
+        fig.add_subplot(grid[:, 1]),
+        styles=["o-"] * len(periods),
+        logy=True,
+        xlabel=r"index ($t$ or $\ell$)",
+        ylabel="period (positions)",
+        title="Ladders of periods",
+        legend="upper left",
     )
     return fig
 
