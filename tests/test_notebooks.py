@@ -229,6 +229,26 @@ def test_the_line_start_check_catches_a_wrapped_inequality() -> None:
     assert _math_wrapped_block_starts("$$\nx\n- y\n$$") == []
 
 
+# CommonMark: the info string of a backtick fence may not contain a backtick, so a directive whose
+# argument holds a role (```{table} ... {cite:t}`key`) is not a directive at all and renders as text.
+BACKTICK_DIRECTIVE_WITH_ROLE = re.compile(r"^\s*`{3,}\{[\w:-]+\}.*`", flags=re.MULTILINE)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+def test_no_backtick_fenced_directive_has_a_role_in_its_argument(path: Path) -> None:
+    offenders = [
+        match.group(0).strip()[:70] for cell in _cells(path) if cell["cell_type"] == "markdown"
+        for match in BACKTICK_DIRECTIVE_WITH_ROLE.finditer("".join(cell["source"]))
+    ]
+    assert not offenders, f"{path.name}: use a colon fence (:::{{table}} ...) for these: {offenders}"
+
+
+def test_the_fence_check_catches_a_citation_in_a_caption() -> None:
+    assert BACKTICK_DIRECTIVE_WITH_ROLE.search("```{table} After {cite:t}`key`.\n| a |\n```")
+    assert not BACKTICK_DIRECTIVE_WITH_ROLE.search(":::{table} After {cite:t}`key`.\n| a |\n:::")
+    assert not BACKTICK_DIRECTIVE_WITH_ROLE.search("```{table} Plain caption\n| `code` |\n```")
+
+
 # The claims ledger (posenc.claims): the prose's measured facts are claims with labels, words and
 # bounds, recorded by the build; a bare assert is left only for an internal invariant.
 MAX_BARE_ASSERTS = 30

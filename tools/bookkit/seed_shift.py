@@ -8,8 +8,8 @@ hold for other seeds, not only for the seed the text was written with.
 Every run also stands in for another CPU (:data:`EMULATED_CPUS`): PyTorch's vectorised kernels
 are pinned to a narrower instruction set than this machine's (``ATEN_CPU_CAPABILITY``), so
 reductions such as softmax and sums round differently, as they do on a machine without AVX-512;
-odd offsets also run with MKL's reproducible "compatible" code path (``MKL_CBWR``), which
-changes the rounding of matrix products as well.
+odd offsets also run MKL's AVX2 code path (``MKL_CBWR=AVX2``, as on a machine without AVX-512),
+which changes the rounding of matrix products as well.
 ``tests/test_seed_shift.py`` checks that each stand-in really changes PyTorch's results here. It
 reports the failing cell's error (usually the claim that a shifted seed broke) and the time
 of every run.
@@ -39,8 +39,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 EMULATED_CPUS: dict[str, dict[str, str | None]] = {
-    "AVX2 kernels, MKL compatible path, 1 thread": {
-        "ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"
+    "AVX2 kernels, MKL AVX2 path, 1 thread": {
+        "ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"
     },
     "scalar kernels, 1 thread": {
         "ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": None, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"
@@ -49,9 +49,12 @@ EMULATED_CPUS: dict[str, dict[str, str | None]] = {
 """Environment settings that stand in for another CPU (None removes the variable): odd seed
 offsets use the first, even offsets the second.
 
-Both run on one thread. A multi-threaded run would test one more order of summation, but next to
-the other lane of ``make test`` it oversubscribes the two cores: chapter 9 took 125 s on the scalar
-kernels with the default two threads against 48 s for the one-thread run (2026-11-28)."""
+MKL's "compatible" path (``MKL_CBWR=COMPATIBLE``) would round products differently too, but it
+doubles their cost (chapter 8: 68 s against 38 s in the build, 2026-11-28); its AVX2 path changes
+them as well, at about the cost of this machine's own. Both run on one thread: a multi-threaded
+run would test one more order of summation, but next to the other lane of ``make test`` it
+oversubscribes the two cores (chapter 9 took 125 s on the scalar kernels with the default two
+threads against 48 s for the one-thread run, 2026-11-28)."""
 
 
 def emulated_cpu(offset: int) -> str:
