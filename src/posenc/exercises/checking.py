@@ -306,6 +306,17 @@ def _dtype(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
+def _runs_text(indices: list[int]) -> str:
+    """Increasing indices written as runs: ``[0, 1, 2, 5]`` -> ``"0..2, 5"``."""
+    runs: list[list[int]] = []
+    for index in indices:
+        if runs and index == runs[-1][-1] + 1:
+            runs[-1].append(index)
+        else:
+            runs.append([index])
+    return ", ".join(f"{run[0]}" if len(run) == 1 else f"{run[0]}..{run[-1]}" for run in runs)
+
+
 def _type_name(value: object) -> str:
     if isinstance(value, torch.Tensor):
         return f"a tensor of shape {tuple(value.shape)} ({_dtype(value.dtype)})"

@@ -22,7 +22,17 @@ import numpy as np
 import torch
 
 from .._angles import frequencies as _theta
-from .checking import CheckResult, _distinct, _dtype, _num, _Problem, _run_checker, _Session, _type_name
+from .checking import (
+    CheckResult,
+    _distinct,
+    _dtype,
+    _num,
+    _Problem,
+    _run_checker,
+    _runs_text,
+    _Session,
+    _type_name,
+)
 
 __all__: list[str] = []
 
@@ -235,15 +245,7 @@ def _share_kept(values: torch.Tensor, theta: torch.Tensor, factor: float) -> tor
 
 def _pairs_text(mask: torch.Tensor) -> str:
     pairs = [int(i) for i in mask.nonzero().flatten()]
-    if not pairs:
-        return "none"
-    runs: list[list[int]] = []
-    for pair in pairs:
-        if runs and pair == runs[-1][-1] + 1:
-            runs[-1].append(pair)
-        else:
-            runs.append([pair])
-    return ", ".join(f"{run[0]}" if len(run) == 1 else f"{run[0]}..{run[-1]}" for run in runs)
+    return _runs_text(pairs) if pairs else "none"
 
 
 def _edge_shift(mine: torch.Tensor, right: torch.Tensor) -> int:

@@ -24,7 +24,7 @@ import torch
 
 from ..rope2d import rope_matrix_2d
 from ..rotary import apply_rope
-from .checking import CheckResult, _close, _public
+from .checking import CheckResult, _close, _public, _runs_text
 from .comparing import _Case, _ladder_slip, _Mistake, _simple_checker
 
 __all__ = [
@@ -405,12 +405,12 @@ def _stream_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> 
                         "cached[..., n - window:, :])")
     kept_sinks = _held_keys(got[..., :sinks, :], cached, 0)
     if kept_sinks is not None and kept_sinks != list(range(sinks)):
-        return (f"your sinks are the keys at positions {_runs(kept_sinks)}: the attention sinks are the first sinks "
-                f"keys, 0..{sinks - 1}, kept as they are (cached[..., :sinks, :])")
+        return (f"your sinks are the keys at positions {_runs_text(kept_sinks)}: the attention sinks are the "
+                f"first sinks keys, 0..{sinks - 1}, kept as they are (cached[..., :sinks, :])")
     held = _held_keys(got[..., sinks:, :], cached, total - window - sinks)
     if held is not None and held != list(range(total - window, total)):
-        return (f"your window holds the keys at positions {_runs(held)} (each moved by the right rotation): it must "
-                f"be the last window keys, {total - window}..{total - 1}, each once, in order")
+        return (f"your window holds the keys at positions {_runs_text(held)} (each moved by the right rotation): "
+                f"it must be the last window keys, {total - window}..{total - 1}, each once, in order")
     return None
 
 
@@ -425,16 +425,6 @@ def _held_keys(window: torch.Tensor, cached: torch.Tensor, shift: int) -> list[i
     if not bool((distances.gather(1, nearest[:, None]) < 1e-3).all()):
         return None
     return [int(j) for j in nearest]
-
-
-def _runs(indices: list[int]) -> str:
-    runs: list[list[int]] = []
-    for index in indices:
-        if runs and index == runs[-1][-1] + 1:
-            runs[-1].append(index)
-        else:
-            runs.append([index])
-    return ", ".join(f"{run[0]}" if len(run) == 1 else f"{run[0]}..{run[-1]}" for run in runs)
 
 
 def _stream_cases(generator: torch.Generator) -> list[_Case]:
