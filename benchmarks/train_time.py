@@ -46,6 +46,10 @@ def metrics_seconds(model_spec: store.ModelSpec) -> float:
     start = time.perf_counter()
     score = training._text_metrics if isinstance(model_spec.config, corpus.TextConfig) else training._metrics
     score(model, model_spec)
+    if model_spec.watch is not None:  # accuracy by position, at the rule step and at the end
+        middle = time.perf_counter()
+        training.band_accuracy(model, model_spec.config)
+        return middle - start + 2 * (time.perf_counter() - middle)
     return time.perf_counter() - start
 
 

@@ -240,6 +240,21 @@ def test_in_a_notebook_each_claim_is_glued_and_recorded_and_a_rerun_cell_replace
     assert outputs and outputs[0].data == {"application/papermill.record/text/plain": "0.0153"}
 
 
+def test_a_trial_ledger_records_which_claims_break_without_raising_or_gluing(tmp_path):
+    code = nbformat.v4.new_code_cell
+    notebook = _executed(tmp_path, [
+        code("from posenc import Ledger\ntrial = Ledger('08_t', trial=True)"),
+        code("trial.between('noise', 'noise is small', 0.5, 0.01, 0.025)\n"
+             "trial.at_least('seeds', 'every seed', [0.95, 0.99], 0.9)\n"
+             "trial.holds('kept', 'kept', False)\ntrial.glue('crossover', 1)\n"
+             "print(sorted(c.label for c in trial.failed()))"),
+    ])
+    assert notebook.cells[1].outputs[0].text == "['kept', 'noise']\n"  # nothing else: no glue, no error
+    assert claims_tool.glued_keys(notebook) == set() and claims_tool.claims_of_notebook(notebook) == []
+    with pytest.raises(TypeError, match="trial must be a bool"):
+        Ledger("08_t", trial="yes")  # type: ignore[arg-type]
+
+
 # ---- the ledger as data: collect, seed runs, report -------------------------------------------
 
 

@@ -88,6 +88,31 @@ def test_heatmaps_without_shared_scale_and_grid_layout():
     assert [ax.images[0].get_clim() for ax in fig.axes] == [(0.0, 1.0), (10.0, 30.0)]
 
 
+def test_heatmaps_centre_a_diverging_map_on_zero():
+    skewed = [np.array([[-1.0, 3.0]]), np.array([[0.5, -6.0], [2.0, 1.0]])]
+    for cmap in ("RdBu_r", "coolwarm", plt.get_cmap("bwr")):
+        shared = heatmaps(skewed, cmap=cmap, colorbar=False)
+        assert [ax.images[0].get_clim() for ax in shared.axes] == [(-6.0, 6.0)] * 2, "±max|value| of all panels"
+    own = heatmaps(skewed, cmap="RdBu_r", share_scale=False, colorbar=False)
+    assert [ax.images[0].get_clim() for ax in own.axes] == [(-3.0, 3.0), (-6.0, 6.0)], "±max|value| of each panel"
+    for ax in own.axes:  # 0 is drawn in the middle colour of the map
+        image = ax.images[0]
+        assert np.allclose(image.to_rgba(0.0), image.cmap(0.5))
+    nan_and_zero = heatmaps([np.array([[np.nan, -2.0]]), np.zeros((2, 2))], cmap="RdBu", share_scale=False)
+    assert [ax.images[0].get_clim() for ax in nan_and_zero.axes if ax.images] == [(-2.0, 2.0), (-1.0, 1.0)]
+
+
+def test_heatmaps_centre_only_where_asked_or_diverging():
+    skewed = [np.array([[-1.0, 3.0]])]
+    assert heatmaps(skewed, colorbar=False).axes[0].images[0].get_clim() == (-1.0, 3.0), "viridis: data range"
+    assert heatmaps(skewed, centre=True, colorbar=False).axes[0].images[0].get_clim() == (-3.0, 3.0)
+    assert heatmaps(skewed, cmap="RdBu_r", centre=False, colorbar=False).axes[0].images[0].get_clim() == (-1.0, 3.0)
+    given = heatmaps(skewed, cmap="RdBu_r", vmin=-1.0, vmax=1.0, colorbar=False)
+    assert given.axes[0].images[0].get_clim() == (-1.0, 1.0), "limits given by the caller win"
+    with pytest.raises(ValueError, match="centre"):
+        heatmaps(skewed, centre=True, vmin=0.0)
+
+
 def test_heatmaps_per_panel_tick_labels_and_one_colour_bar():
     sentences = [["the", "dog", "bit"], ["the", "man", "ran"]]
     fig = heatmaps([torch.rand(3, 3), torch.rand(3, 3)], xticklabels=sentences, yticklabels=["a", "b", "c"])

@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 import torch
 
-from posenc import corpus, store
+from posenc import corpus, experiments, store
 from posenc.experiments import StopRule, TrainConfig, evaluate
 from posenc.store import cli, files, provenance, registry, training
 
@@ -30,6 +30,15 @@ def tiny(monkeypatch):
     """TINY registered for the duration of a test only."""
     monkeypatch.setitem(registry._REGISTRY, TINY.name, TINY)
     return TINY
+
+
+@pytest.fixture
+def one_thread():
+    """One thread, as make train runs (and faster on a shared machine)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 def test_retrain_writes_weights_that_load_to_the_same_model(tmp_path, tiny):
@@ -162,9 +171,10 @@ def test_the_store_stays_within_its_budget():
 
 
 def _fastest_stored_family(task: str) -> store.ModelSpec | None:
-    """The chapter 8 family of ``task`` whose stored seeds took the fewest steps (all stored)."""
+    """The family of ``task`` trained to a stopping rule whose stored seeds took the fewest steps."""
     stored = {(s.name, seed) for s, seed in _stored()}
-    families = [s for s in store.specs(f"ch8-{task}-*") if all((s.name, k) in stored for k in s.seeds)]
+    families = [s for s in store.specs() if s.stop is not None and s.finetune is None
+                and s.config.task == task and all((s.name, k) in stored for k in s.seeds)]
     if not families:
         return None
     return min(families, key=lambda s: sum(store.manifest(s.name, k)["steps_run"] for k in s.seeds))
@@ -176,7 +186,7 @@ def test_a_model_retrained_from_scratch_falls_within_the_stored_seeds(task):
     within the spread of the stored seeds, widened by a margin for another CPU's rounding."""
     family = _fastest_stored_family(task)
     if family is None:
-        pytest.skip(f"no complete chapter 8 family of {task} in the store yet (make train ONLY='ch8-{task}-*')")
+        pytest.skip(f"no complete family of {task} trained to a rule in the store yet (make train)")
     margin = 0.05
     _, info = store.retrain(family.name, family.seeds[0], progress=False)
     stored = [store.manifest(family.name, k)["metrics"] for k in family.seeds]
@@ -192,6 +202,70 @@ def test_a_model_retrained_from_scratch_falls_within_the_stored_seeds(task):
         check(f"accuracy at {scale}L", result["accuracy"], [m["by_scale"][scale]["accuracy"] for m in stored])
 
 
+# --------------------------------------------------------------------------- a watched budget
+
+WATCHED = replace(TINY, name="test-tiny-watched", stop=None, eval_scales=(1,),
+                  config=replace(TINY.config, schedule="cosine"),
+                  watch=StopRule(threshold=0.2, check_every=20, num_sequences=16))
+
+
+def test_a_watched_rule_records_without_changing_what_is_trained(one_thread):
+    model, losses, _, record = training._train_watched(WATCHED.config, 0, WATCHED.watch, False)
+    plain = experiments.train(WATCHED.config, 0, device="cpu", progress=False)
+    assert losses == plain.losses  # every step of the budget, as without the rule
+    for (key, a), b in zip(model.state_dict().items(), plain.model.state_dict().values(), strict=True):
+        assert torch.equal(a, b), key
+    checks = record["checks"]
+    passed = [accuracy >= WATCHED.watch.threshold for _, accuracy in checks]
+    first = next((i for i in range(1, len(passed)) if passed[i - 1] and passed[i]), None)
+    assert record["rule_step"] == (None if first is None else checks[first][0])
+    assert record["rule_step"] is None or checks[-1][0] == record["rule_step"]  # checking ends there
+    assert (record["at_rule"] is None) == (record["rule_step"] is None)
+    never = replace(WATCHED.watch, threshold=1.0)
+    assert training._train_watched(replace(WATCHED.config, steps=40), 0, never, False)[3]["rule_step"] is None
+
+
+def test_a_watched_family_must_train_all_its_steps_on_a_task_at_plain_positions():
+    with pytest.raises(ValueError, match="stop=None"):
+        replace(WATCHED, stop=StopRule())
+    with pytest.raises(TypeError, match="watch"):
+        replace(WATCHED, watch={"threshold": 0.9})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="random offsets or positions"):
+        replace(WATCHED, config=replace(WATCHED.config, random_offsets=8))
+    with pytest.raises(ValueError, match="task"):
+        replace(WATCHED, config=replace(WATCHED.config, task="markov"))
+
+
+def _watched_stored() -> list[tuple[store.ModelSpec, int]]:
+    """Watched models in the store (a stale one trained otherwise is the currency test's to report)."""
+    return [(s, seed) for s, seed in _stored() if s.watch is not None and "watch" in store.manifest(s.name, seed)]
+
+
+def test_every_watched_manifest_records_the_first_step_of_its_rule():
+    for model_spec, seed in _watched_stored():
+        info = store.manifest(model_spec.name, seed)
+        where = f"{model_spec.name} seed {seed}"
+        assert info["steps_run"] == model_spec.config.steps, where
+        passed = [accuracy >= model_spec.watch.threshold for _, accuracy in info["checks"]]
+        first = next((i for i in range(1, len(passed)) if passed[i - 1] and passed[i]), None)
+        assert info["rule_step"] == (None if first is None else info["checks"][first][0]), where
+        assert info["converged"] == (info["at_rule"] is not None) == (first is not None), where
+        length = training.BAND_SCALE * model_spec.config.train_len
+        assert len(info["metrics"]["accuracy_by_position"]) == length, where
+
+
+def test_a_stored_watched_model_reproduces_its_accuracy_by_position(one_thread):
+    """The build reads the matrix from the manifests; here one model's is recomputed from its
+    stored weights (another CPU may break a tie differently: a few answers in 128)."""
+    family = store.spec("ch8-recall-rope")
+    if (family, 0) not in _watched_stored():
+        pytest.skip("ch8-recall-rope is not in the store yet (make train ONLY='ch8-*')")
+    stored = torch.tensor(store.manifest(family.name, 0)["metrics"]["accuracy_by_position"])
+    again = torch.tensor(training.band_accuracy(store.load(family.name, 0), family.config))
+    assert torch.equal(stored.isnan(), again.isnan())
+    assert (stored - again).nan_to_num().abs().max() <= 3 / training.BAND_SEQUENCES
+
+
 # --------------------------------------------------------------------------- the text models
 
 
@@ -203,15 +277,6 @@ def test_text_fingerprints_cover_the_corpus_and_its_code_but_other_families_do_n
     assert store.fingerprint(lookback, 0) == before[1]
     with pytest.raises(ValueError, match="fixed number of steps"):
         store.ModelSpec("x", text.config, stop=StopRule())
-
-
-@pytest.fixture
-def one_thread():
-    """One thread, as make train runs (and faster on a shared machine)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def test_a_stored_text_model_reproduces_its_first_steps_and_its_metrics(one_thread):

@@ -142,9 +142,13 @@ class Ledger:
     Args:
         chapter: the chapter's name, conventionally its notebook's file name without
             ``.ipynb`` (``"07_rope_long_range"``).
+        trial: if True, a *trial* ledger: it checks and records every claim but neither raises
+            on one that does not hold nor glues anything, so that the claims a chapter states on
+            one set of measurements can be tried on another (chapter 8 tries its matrix's claims
+            on the same models measured earlier in training) and :meth:`failed` says which break.
 
     Raises:
-        TypeError: if ``chapter`` is not a string.
+        TypeError: if ``chapter`` is not a string or ``trial`` not a bool.
         ValueError: if ``chapter`` is empty.
 
     The forms return nothing, so a claim that ends a notebook cell adds no output to it. A label
@@ -153,6 +157,7 @@ class Ledger:
     """
 
     chapter: str
+    trial: bool = False
     claims: dict[str, Claim] = field(default_factory=dict, init=False, repr=False)
     _stated_in: dict[str, int | None] = field(default_factory=dict, init=False, repr=False)
 
@@ -161,6 +166,8 @@ class Ledger:
             raise TypeError(f"chapter must be a string such as '07_rope_long_range', got {type(self.chapter).__name__}")
         if not self.chapter.strip():
             raise ValueError("chapter must be a non-empty string such as '07_rope_long_range'")
+        if not isinstance(self.trial, bool):
+            raise TypeError(f"trial must be a bool, got {type(self.trial).__name__}")
 
     # ---- the forms --------------------------------------------------------------------------
 
@@ -294,7 +301,7 @@ class Ledger:
         held = measured == wanted
         claim = Claim(self.chapter, label, words, "equals", measured, {"expected": wanted}, held, None)
         self._record(claim)
-        if not held:
+        if not held and not self.trial:
             raise ClaimError(f"{self._name(label)} does not hold: {words}: measured {measured!r}, expected {wanted!r}")
 
     def holds(self, label: str, words: str, condition: object, **values: object) -> None:
@@ -317,7 +324,7 @@ class Ledger:
         deciding = {name: _plain(v) for name, v in values.items()}
         claim = Claim(self.chapter, label, words, "holds", held, {"values": deciding}, held, None)
         self._record(claim)
-        if not held:
+        if not held and not self.trial:
             raise ClaimError(f"{self._name(label)} does not hold: {words}: deciding values {deciding}")
 
     def glue(self, name: str, value: object) -> None:
@@ -333,7 +340,8 @@ class Ledger:
         plain = _plain(value)
         if isinstance(plain, bool) or not isinstance(plain, int | float | str):
             raise TypeError(f"glue takes one number or a string, got {type(value).__name__}")
-        _display(name, plain, None)
+        if not self.trial:
+            _display(name, plain, None)
 
     # ---- the ledger -------------------------------------------------------------------------
 
@@ -416,19 +424,21 @@ class Ledger:
             len(measured),
         )
         self._record(claim)
-        if not held:
+        if not held and not self.trial:
             where = f" (value {worst} of {len(measured)})" if several else ""
             raise ClaimError(
                 f"{self._name(label)} does not hold: {words}: measured {measured[worst]:.6g}{where}, "
                 f"expected {claim.describe_bounds()}"
             )
-        if several:
+        if several and not self.trial:
             _display(f"{label}-min", min(measured), None)
             _display(f"{label}-max", max(measured), None)
 
     def _record(self, claim: Claim) -> None:
         self.claims[claim.label] = claim
         self._stated_in[claim.label] = _execution_count()
+        if self.trial:
+            return
         _display(claim.label, claim.value if claim.values is None else claim.values, claim.to_json())
 
 

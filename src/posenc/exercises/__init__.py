@@ -49,7 +49,8 @@ Checkers:
 The package is organised as two modules of shared machinery, :mod:`posenc.exercises.checking`
 (running the student's function, collecting and reporting problems) and
 :mod:`posenc.exercises.comparing` (comparing with a reference, naming the mistake that explains the
-wrong entries or the property they break), and one module per family
+wrong entries or the property they break, with the readings that need no mistake model in a private
+module, ``posenc.exercises._readings``), and one module per family
 of checkers: :mod:`posenc.exercises.attention`, :mod:`posenc.exercises.foundations`,
 :mod:`posenc.exercises.absolute`, :mod:`posenc.exercises.relative`,
 :mod:`posenc.exercises.relative_biases`, :mod:`posenc.exercises.biases`, :mod:`posenc.exercises.rotary`,

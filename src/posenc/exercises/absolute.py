@@ -131,6 +131,10 @@ def check_padded_positions(fn: Callable[..., Any], padding_idx: int = 1) -> Chec
             cases.append((ids, other, True, {"other"}))
         for ids, pad, explicit, tags in cases:
             session.run(partial(_padded_case, session, ids, pad, explicit), tags)
+        if session.failed_exactly_with("default"):
+            default = ("only the call without padding_idx failed: the default of your padding_idx is not 1; the "
+                       "signature is fn(input_ids, padding_idx=1)")
+            session.problems = {"default": default, **session.problems}
         values = ", ".join(str(value) for value in sorted({main, *others}))
         return [
             f"matches the reference (cumulative count of real tokens + padding_idx) on {session.cases} hidden "
@@ -219,6 +223,22 @@ def _padded_case(session: _Session, ids: torch.Tensor, pad: int, explicit: bool)
                 "count axis",
                 f"you counted along the batch axis (dim=0), down the columns: {where(row)}: {rows(row)}. Each row is "
                 "its own sequence: count its real tokens along the row, torch.cumsum(mask, dim=1) (or dim=-1)",
+            )
+        elif ids.dim() > 1 and torch.equal(got[real], (real.long().flatten().cumsum(0).view_as(real) + pad)[real]):
+            session.problem(
+                "count flattened",
+                f"your count runs on from one row to the next: {where(row)}: {rows(row)}. Each row is its own "
+                "sequence, counted from padding_idx + 1: a cumulative sum along the row, torch.cumsum(mask, dim=1)",
+            )
+        elif bool((taken := real & got.eq(pad)).any()):
+            ids_taken = sorted(set(ids[taken].tolist()))
+            below = " (all smaller than padding_idx)" if max(ids_taken) < pad else ""
+            row = int(taken.nonzero()[0][0]) if ids.dim() > 1 else row
+            session.problem(
+                "real tokens as padding",
+                f"real tokens with the ids {ids_taken}{below} got the padding position {pad}: you treat them as "
+                f"padding. {where(row)}: {rows(row)}. Padding is exactly the tokens whose id equals padding_idx: the "
+                "mask is input_ids != padding_idx (input_ids.ne(padding_idx)), not a comparison such as > or <",
             )
         else:
             column = int((got[row] != expected[row]).nonzero()[0])
@@ -516,6 +536,16 @@ def _diagnose_sinusoid(
             f"{float(rows_error[row]):.1e}, at position {row}), far beyond float32 rounding: compute the angles and "
             "their sines and cosines in float64 (or at least float32), not in half precision",
         )
+    negated = expected.clone()
+    negated[..., 0::2] = -negated[..., 0::2]
+    if _close(got, negated) and not _close(negated, expected):
+        return _Problem("negative angles", f"{located(None)}: your sines have the opposite sign, the cosines are "
+                        "right: the angles are -i·θ_ℓ; position i turns by +i·θ_ℓ (a minus in the exponent belongs to "
+                        "θ_ℓ = base^(-2ℓ/d), not to the angle)")
+    evens = got[..., 0::2]
+    if seq_len > 1 and dim >= 2 and _close(got[..., 1::2], evens) and bool((evens.abs() > 1e-6).any()):
+        return _Problem("sines twice", f"{located(None)}: your odd columns repeat the even ones, sines twice: the "
+                        "odd columns hold the cosines, P[i, 2ℓ+1] = cos(i·θ_ℓ)")
     shared = _unshared_pair(got, dim)
     return _Problem(
         "sinusoid values",

@@ -144,6 +144,8 @@ def _diagnose_weights(
             "over the queries. Each query's weights must sum to 1 over the keys: softmax(scores, dim=-1)",
         )
     scalings = [
+        (float(math.isqrt(d)), f"you scale by isqrt(d) = {math.isqrt(d)}, the integer part of sqrt(d): the scale is "
+         f"sqrt(d) = sqrt({d}) ≈ {_num(math.sqrt(d))}, a real number (math.sqrt, or d ** 0.5)"),
         (1.0, "your weights equal softmax(q kᵀ) without scaling: divide the scores by sqrt(d) = "
          f"sqrt({d}) ≈ {_num(math.sqrt(d))} before the softmax"),
         (float(d), f"you scale the scores by d = {d}; the scale is sqrt(d) = sqrt({d}) ≈ {_num(math.sqrt(d))}"),
@@ -287,7 +289,13 @@ def check_attention(fn: Callable[..., Any]) -> CheckResult:
     def body(session: _Session) -> list[str]:
         generator = torch.Generator().manual_seed(_SEED)
         for case in _attention_cases(generator):
-            session.run(partial(_attention_case, session, case), case.get("tags", ()))
+            tags = set(case.get("tags", ())) | ({"2-D"} if case["q"].dim() == 2 else {"more axes"})
+            session.run(partial(_attention_case, session, case), tags)
+        if session.failed_exactly_with("more axes"):
+            session.problems = {"axes": "only the inputs with leading (batch, heads) axes failed: an operation that "
+                                "counts axes from the start works on (L, d) only; k.T reverses every axis of a batched "
+                                "tensor and dim=1 is the heads there: use k.transpose(-2, -1) (k.mT) and softmax(..., "
+                                "dim=-1), axes counted from the end", **session.problems}
         return [
             f"weights match posenc.attention_weights and outputs match "
             f"torch.nn.functional.scaled_dot_product_attention on {session.cases} hidden cases: 2-D and batched "

@@ -17,8 +17,8 @@ from typing import Any
 
 import torch
 
-from .checking import CheckResult, _close, _public
-from .comparing import _Case, _Mistake, _simple_checker
+from .checking import CheckResult, _close, _num, _public
+from .comparing import _Case, _Mistake, _reduction, _simple_checker
 
 __all__ = ["check_alibi_bias_at_positions", "check_alibi_bias_from_slopes", "check_reversal_gap"]
 
@@ -84,6 +84,38 @@ def _from_slopes_cases(generator: torch.Generator) -> list[_Case]:
     return cases
 
 
+def _per_head_scale(got: torch.Tensor, expected: torch.Tensor, slopes: torch.Tensor) -> str | None:
+    """Each head's bias a constant times the expected one, a different constant per head: which slope each got."""
+    got, expected, slopes = got.double(), expected.double(), slopes.double()
+    if got.dim() != 3 or got.shape[0] < 2:
+        return None
+    ratios = []
+    for head in range(got.shape[0]):
+        big = expected[head].abs() > 1e-12
+        if not bool(big.any()) or not bool((got[head][~big].abs() < 1e-12).all()):
+            return None
+        ratio = got[head][big] / expected[head][big]
+        if not bool(torch.allclose(ratio, ratio[0].expand_as(ratio), rtol=1e-6, atol=0.0)):
+            return None
+        ratios.append(float(ratio[0]))
+    scales = torch.tensor(ratios, dtype=torch.float64)
+    if bool(torch.allclose(scales, scales[0].expand_as(scales), rtol=1e-6)) or bool(((scales - 1).abs() < 4e-3).all()):
+        return None  # one factor for every head (a constant factor), or slopes rounded: said elsewhere
+    heads = torch.arange(1, len(ratios) + 1, dtype=torch.float64)
+    only = "the head's own slope m_r is the only per-head factor"
+    readings = [(slopes, "each head's slope is applied twice: your bias is m_r² times the distance term; multiply by "
+                 "the slope once"),
+                (heads, f"head r's bias is multiplied by its number r + 1 (1, 2, 3, ...): {only}"),
+                (heads - 1, f"head r's bias is multiplied by its index r (0, 1, 2, ...): {only}")]
+    for value, text in readings:
+        if bool(torch.allclose(scales, value, rtol=1e-6, atol=1e-12)):
+            return text
+    shown = ", ".join(f"{ratio:.4g}" for ratio in ratios[:6])
+    return (f"each head's bias is a constant times the expected one, but a different constant per head ({shown}"
+            f"{', ...' if len(ratios) > 6 else ''}): head r must be multiplied by its own slope slopes[r] and nothing "
+            "else")
+
+
 def _distance_law(got: torch.Tensor, slopes: torch.Tensor, distance: torch.Tensor, seen: torch.Tensor) -> str | None:
     """How each head's penalty grows with the distance, when it is a power of it other than the first."""
     penalty = got.double().abs() / slopes.double().abs()[:, None, None]
@@ -121,8 +153,11 @@ def _from_slopes_property(got: torch.Tensor, expected: torch.Tensor, case: _Case
     seen = offsets <= 0
     if got.shape != expected.shape or not bool(torch.isfinite(got[:, seen]).all()):
         return None
+    counted = _reduction(got, expected, {"the length n": length})
+    if counted:
+        return f"your bias is {counted}: ALiBi's bias is m_r (j - i) itself, not normalised by the length"
     law = _distance_law(got, slopes, offsets.abs().expand_as(got), (offsets < 0).expand_as(got))
-    return law or _per_offset(got, slopes, offsets, seen)
+    return law or _per_head_scale(got, expected, slopes) or _per_offset(got, slopes, offsets, seen)
 
 
 _PER_HEAD = ("the slopes belong to the heads, the first axis of the (h, n, n) bias: give them two trailing axes, "
@@ -331,18 +366,38 @@ def _at_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str 
     p = positions.double()
     if got.shape != expected.shape or not bool(torch.isfinite(got).all()):
         return None
+    diagonal = got.double().diagonal(dim1=-2, dim2=-1)
+    if bool((diagonal.abs() > 1e-9).any()):
+        head, token = (int(i) for i in (diagonal.abs() > 1e-9).nonzero()[0])
+        return (f"your bias is {_num(float(diagonal[head, token]))} on the diagonal (head {head}, token {token} with "
+                "itself): a token's distance to itself is 0, so the bias must be 0 there; it depends on the positions "
+                "only through their difference p_j - p_i")
     for name, integer in _INTEGER.items():
         if not bool(torch.equal(integer(p), p)) and _close(got, _at(slopes, p, transform=integer)):
             return (f"your bias is right at the positions {name} to integers: positions here are real numbers "
                     "(fractional, such as 0.25 i): keep them as they are, in floating point")
+    for name, order in (("sorted", p.sort().values), ("reversed", p.flip(0))):
+        if not bool(torch.equal(order, p)) and _close(got, _at(slopes, order)):
+            return (f"your bias is that of the positions {name}: row i and column j belong to the tokens at p_i and "
+                    "p_j in the order given, which need not be increasing; keep that order")
+    for name, scale in (("largest position", float(p.abs().max())), ("last position", float(p[-1])),
+                        ("number of positions", float(len(p))), ("span p_max - p_min", float(p.max() - p.min()))):
+        if scale not in (0.0, 1.0) and _close(got, _at(slopes, p / scale)):
+            return (f"your positions are divided by the {name} ({scale:g}): ALiBi's penalty uses the distances "
+                    "|p_j - p_i| of the positions as they are given, not normalised ones")
     index = torch.arange(len(p), dtype=torch.float64)
     if len(p) > 2:
+        mean = float(p[-1] - p[0]) / (len(p) - 1)
+        if not bool(torch.allclose(p, p[0] + mean * index)) and _close(got, _at(slopes, mean * index)):
+            return ("your bias is that of evenly spaced positions, the index offset times the mean spacing "
+                    "(p_last - p_0)/(n - 1): the given positions need not be evenly spaced; use p_j - p_i itself")
         spacing = float(p[1] - p[0])
         if not bool(torch.allclose(p, p[0] + spacing * index)) and _close(got, _at(slopes, spacing * index)):
             return ("your bias is that of evenly spaced positions p_0 + k (p_1 - p_0): it depends only on the index "
                     "offset j - i, but the given positions need not be evenly spaced: use p_j - p_i itself")
     distance = (p[None, :] - p[:, None]).abs()
-    return _distance_law(got, slopes, distance.expand_as(got), (distance > 0).expand_as(got))
+    return (_distance_law(got, slopes, distance.expand_as(got), (distance > 0).expand_as(got))
+            or _per_head_scale(got, expected, slopes))
 
 
 def _at_cases(generator: torch.Generator) -> list[_Case]:
@@ -357,6 +412,9 @@ def _at_cases(generator: torch.Generator) -> list[_Case]:
                        "positions=100 + 0.75 * arange(6))"))
     uneven = torch.tensor([0.0, 0.5, 2.0, 2.25, 5.0, 9.5], dtype=torch.float32)
     cases.append(_Case((_slopes(4), uneven), f"fn(slopes of 4 heads, positions={uneven.tolist()})"))
+    # Positions in no particular order (tokens gathered from a packed batch): the answer must follow the given order.
+    unordered = torch.tensor([3.0, 0.5, 7.25, 2.0, 1.0], dtype=torch.float32)
+    cases.append(_Case((_slopes(2), unordered), f"fn(slopes of 2 heads, positions={unordered.tolist()})"))
     return cases
 
 
@@ -365,8 +423,8 @@ def check_alibi_bias_at_positions(fn: Callable[..., Any]) -> CheckResult:
     """Check ``fn(slopes, positions)``: ALiBi's bias ``-m_r |p_j - p_i|`` at real positions, ``(h, n, n)``.
 
     Hidden positions are ``c * arange(L)`` for scales ``c`` such as 0.25 and 2, one set that
-    starts at 100 with slopes that do not follow ALiBi's rule, and one unevenly spaced set (within
-    1e-5). Named mistakes:
+    starts at 100 with slopes that do not follow ALiBi's rule, one unevenly spaced set and one in no
+    particular order (within 1e-5). Named mistakes:
     integer positions, indices instead of positions, the causal form without ``|.|``, the signed
     offsets ``-m_r (p_j - p_i)``, the sign, slopes missing, the scale applied twice, ALiBi's own
     slopes instead of the given ones, the distance squared, heads on the last axis; otherwise
@@ -374,7 +432,7 @@ def check_alibi_bias_at_positions(fn: Callable[..., Any]) -> CheckResult:
     """
     return _simple_checker(
         "ALiBi bias at real positions", fn, _at_cases, reference_alibi_bias_at_positions, _AT_MISTAKES,
-        ["-m_r |p_j - p_i| at fractional, integer-spaced and uneven positions for 6 hidden settings, given slopes "
-         "used"],
+        ["-m_r |p_j - p_i| at fractional, integer-spaced, uneven and unordered positions for 7 hidden settings, "
+         "given slopes used"],
         what="the bias", properties=[_at_property], axes=_PER_HEAD,
     )

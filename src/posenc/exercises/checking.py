@@ -167,6 +167,10 @@ _PRODUCTS = (  # PyTorch's messages for a product whose inner sizes differ, and 
 )
 
 
+_OUT_OF_BOUNDS = re.compile(r"index (\d+) is out of bounds for dimension \d+ with size (\d+)")
+_AXIS_RANGE = re.compile(r"Dimension out of range \(expected to be in range of \[-\d+, \d+\], but got -?\d+\)")
+
+
 def _explain_error(text: str) -> str:
     """What a shape error from PyTorch says about the slip: which sizes met, and what usually makes them meet."""
     products = ((pattern.search(text), groups) for pattern, groups in _PRODUCTS)
@@ -181,6 +185,20 @@ def _explain_error(text: str) -> str:
         sizes = int(product[left]), int(product[right])
         what = (f"a product met inner sizes {sizes[0]} and {sizes[1]}, which must be equal: one factor runs over "
                 "another axis than you meant (a transpose, or a tensor of the wrong length)")
+    elif "must be a 3D tensor" in text or _AXIS_RANGE.search(text) is not None:
+        return ("an axis counted from the start on a tensor with another number of axes (torch.bmm and "
+                "transpose(1, 2) assume exactly (batch, L, d)): the inputs here have any number of leading axes, so "
+                "use @ (torch.matmul) and count axes from the end, transpose(-2, -1), dim=-1")
+    elif (match := _OUT_OF_BOUNDS.search(text)) is not None and match[1] == match[2]:
+        return (f"an index equal to the size ({match[1]}): the last valid index is {int(match[2]) - 1}; an index "
+                "computed as floor(x) + 1 at the last point, or a range that includes its end, reads one past it: "
+                "clamp it (.clamp(max=size - 1)) or stop the range one earlier")
+    elif "view size is not compatible with input tensor's size and stride" in text:
+        return ("view needs a tensor laid out contiguously in memory, and expand or transpose gives one that is not: "
+                "use reshape (which copies when it must), or call .contiguous() before .view")
+    elif "step must be greater than zero" in text:
+        return ("PyTorch tensors take no negative step: x[::-1] is not allowed; reverse with x.flip(0) or index with "
+                "torch.arange(L - 1, -1, -1)")
     else:
         return ""
     small, large = sorted(sizes)
@@ -346,8 +364,32 @@ def _expect_shape(tensor: torch.Tensor, shape: tuple[int, ...], what: str, call:
     if tuple(tensor.shape) != shape:
         raise _Problem(
             f"shape of {what}",
-            f"{call} returned {what} of shape {tuple(tensor.shape)}; expected shape {shape}{hint}",
+            f"{call} returned {what} of shape {tuple(tensor.shape)}; expected shape {shape}{hint}"
+            f"{_shape_hint(tuple(tensor.shape), shape)}",
         )
+
+
+def _shape_hint(got: tuple[int, ...], expected: tuple[int, ...]) -> str:
+    """What a wrong shape says about the slip: axes in another order, one missing or extra, one too long."""
+    if sorted(got) == sorted(expected) and len(got) > 1:
+        return ": the same sizes in another order, so your axes are permuted (check which axis each index runs over)"
+    if len(got) == len(expected) - 1 and any(got == expected[:i] + expected[i + 1:] for i in range(len(expected))):
+        return ": one axis is missing (a reduction or an indexing that drops it, or a broadcast that never added it)"
+    if len(got) == len(expected) + 1 and any(got[:i] + got[i + 1:] == expected for i in range(len(got))):
+        return ": one axis too many (an unsqueeze, a stack or a broadcast that should have been merged or summed)"
+    if len(got) == len(expected):
+        wrong = [i for i, (a, b) in enumerate(zip(got, expected, strict=True)) if a != b]
+        steps = {got[i] - expected[i] for i in wrong}
+        if len(steps) == 1 and abs(next(iter(steps))) == 1 and len({expected[i] for i in wrong}) == 1:
+            step = next(iter(steps))
+            how = "one too many" if step > 0 else "one too few"
+            return (f": every axis of size {expected[wrong[0]]} has {got[wrong[0]]}, {how} (a range that includes its "
+                    "end, arange(n + 1) or linspace, or one that stops one short)")
+        if len(wrong) == 1:
+            axis = wrong[0] - len(expected)
+            return (f": only axis {axis} differs ({got[wrong[0]]} instead of {expected[wrong[0]]}), the size of "
+                    "something you count, repeat or project along that axis")
+    return ""
 
 
 def _expect_floating(tensor: torch.Tensor, what: str, call: str, expected: str) -> None:

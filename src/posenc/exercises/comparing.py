@@ -13,7 +13,14 @@ The checkers made of hidden cases and typical mistakes (:mod:`posenc.exercises.f
 - when no mistake is named, the property the answer breaks (``properties``: "the rows do not sum
   to 1"), read off the largest failed case, then the first wrong entry; the frequency ladders that
   every RoPE exercise can get wrong (``_ladder_slip``) are one such property;
-- for a nan or an inf, where it is and what usually produces it (an empty sum, a division by zero).
+- for a nan or an inf, where it is and what usually produces it (an empty sum, a division by zero);
+- the readings that need no mistake model (a private module, ``posenc.exercises._readings``): the arguments
+  the answer does not use (a probe of the student's function, each argument changed alone), two arguments used in
+  each other's place, a constant factor, an average where a sum is due, a reversed order, a block of the opposite
+  sign, three significant digits only, and the sizes of a PyTorch shape error named as axes of the arguments.
+
+A mistake named from its characteristic entries alone (the answer right where the slip would also be wrong) is
+said as such: "your wrong entries are exactly this slip's".
 """
 
 from __future__ import annotations
@@ -26,17 +33,31 @@ from typing import Any
 
 import torch
 
+from ._readings import (  # noqa: F401 (_Case and _reduction are imported from here by the family modules)
+    _argument_use,
+    _as_values,
+    _Case,
+    _constant_change,
+    _copies,
+    _index_text,
+    _low_precision,
+    _nonfinite,
+    _order_and_sign,
+    _reduction,
+    _sizes_of_arguments,
+    _swapped_arguments,
+    _unused_arguments,
+)
 from .checking import (
     _SEED,
     CheckResult,
     _close,
     _distinct,
-    _dtype,
     _first_difference,
     _Problem,
     _run_checker,
     _Session,
-    _type_name,
+    _shape_hint,
     _unchanged,
 )
 
@@ -73,51 +94,10 @@ class _Mistake:
     tolerance: float | None = None
 
 
-@dataclass(frozen=True)
-class _Case:
-    """One hidden input: arguments and how the report shows the call."""
-
-    args: tuple[Any, ...]
-    shown: str
-    kwargs: dict[str, Any] | None = None
-
-
-def _as_values(value: object, what: str, call: str) -> torch.Tensor:
-    """A student's return value (tensor, number, NumPy array, tuple of numbers) as a float64 tensor."""
-    if isinstance(value, torch.Tensor):
-        tensor = value.detach().cpu()
-    elif isinstance(value, bool) or value is None:
-        raise _Problem("return type", f"{call} returned {_type_name(value)}; expected {what}")
-    elif isinstance(value, (int, float)):
-        tensor = torch.tensor(float(value), dtype=torch.float64)
-    elif type(value).__module__ == "numpy":
-        try:
-            tensor = torch.as_tensor(value)
-        except (TypeError, ValueError, RuntimeError):
-            raise _Problem("return type", f"{call} returned {_type_name(value)}; expected {what}") from None
-    elif isinstance(value, (list, tuple)):
-        try:
-            tensor = torch.tensor([float(item) for item in value], dtype=torch.float64)  # type: ignore[arg-type]
-        except (TypeError, ValueError, RuntimeError):
-            raise _Problem(
-                "return type", f"{call} returned {_type_name(value)} that is not a sequence of numbers; expected {what}"
-            ) from None
-    else:
-        raise _Problem("return type", f"{call} returned {_type_name(value)}; expected {what}")
-    if tensor.is_complex() or tensor.dtype == torch.bool:
-        raise _Problem("dtype", f"{call} returned values of dtype {_dtype(tensor.dtype)}; expected "
-            f"{what} (real numbers)")
-    return tensor.double()
-
-
 def _shown_pair(expected: float, got: float) -> tuple[str, str]:
     if all(math.isfinite(v) and v == int(v) and abs(v) < 1e15 for v in (expected, got)):
         return f"{int(expected):,}", f"{int(got):,}"
     return _distinct(expected, got)
-
-
-def _index_text(index: tuple[int, ...]) -> str:
-    return f"index {index}" if len(index) != 1 else f"index {index[0]}"
 
 
 def _compare_cases(
@@ -135,6 +115,7 @@ def _compare_cases(
     describe: Callable[[torch.Tensor, _Case], str] | None = None,
     properties: Sequence[Callable[[torch.Tensor, torch.Tensor, _Case], str | None]] = (),
     axes: str = "",
+    sizes: Callable[[tuple[int, ...], _Case], str | None] | None = None,
 ) -> None:
     """Run ``cases``, compare with ``reference``, and name a mistake that explains every failure.
 
@@ -148,12 +129,27 @@ def _compare_cases(
     before the first wrong entry, so that an unknown mistake is still described by its effect. ``axes``, when
     given, says what the answer's axes are and how to build them; it follows a shape error raised by the
     student's code (a broadcast of the wrong axes) and an answer with an axis missing, extra or permuted.
+    ``sizes``, when given, reads a wrong shape in the exercise's terms (``(shape, case) -> sentence or None``: "your
+    cache keeps 4 sinks, the argument asks for 2").
     """
     value_failures: list[set[str]] = []
+    negated: list[set[str]] = []  # the mistakes whose opposite the answer is, per failed case
     explained: list[set[str]] = []
     first: list[str] = []
     described: list[tuple[int, str]] = []  # the failed cases whose broken property was found, with their size
     passed: list[_Case] = []
+    pending: list[tuple[torch.Tensor, torch.Tensor, _Case, str]] = []  # failed cases whose values can be read
+
+    usage: dict[str, bool] = {}
+
+    def unused_everywhere() -> dict[str, bool]:
+        """For each argument, whether no hidden case shows the answer using it (computed once, on demand)."""
+        if not usage:
+            usage["-"] = True
+            for case in cases:
+                for name, used in _argument_use(session.fn, reference, case, what).items():
+                    usage[name] = usage.get(name, True) and not used
+        return usage
 
     def contradicted(mistake: _Mistake) -> bool:
         """Whether the answer is right on a case where this mistake shows: then the answer does not have it."""
@@ -181,8 +177,10 @@ def _compare_cases(
         try:
             raw = session.call(case.shown, *given, **(case.kwargs or {}))
         except _Problem as problem:
-            if axes and "a shape mismatch" in problem.message:
-                raise _Problem(problem.key, f"{problem.message}\n{axes}") from None
+            if "a shape mismatch" in problem.message:
+                sizes_named = _sizes_of_arguments(problem.message, reference, case)
+                extra = "".join(f"\n{text}" for text in (sizes_named, axes) if text)
+                raise _Problem(problem.key, f"{problem.message}{extra}") from None
             raise
         got = _as_values(raw, what, case.shown)
         expected = _as_values(reference(*_copies(case.args), **(case.kwargs or {})), what, case.shown)
@@ -213,10 +211,15 @@ def _compare_cases(
                     explaining.add(mistake.key)
         value_failures.append(matching)
         explained.append(explaining)
+        negated.append({mistake.key for mistake in mistakes
+                        if (wrong := outputs(mistake.wrong, case)) is not None and wrong.shape == got.shape
+                        and not _close(wrong, expected, atol, rtol) and _close(got, -wrong, atol, rtol)})
         if describe is not None and got.shape == expected.shape:
             message = describe(got, case)
         elif got.shape != expected.shape:
             shape_hint = _shape_hint(tuple(got.shape), tuple(expected.shape))
+            read = sizes(tuple(got.shape), case) if sizes is not None else None
+            shape_hint += f"; {read}" if read else ""
             message = (f"{case.shown} returned {what} of shape {tuple(got.shape)}; expected shape "
                        f"{tuple(expected.shape)}{shape_hint}" + (f"\n{axes}" if axes and "axis" in shape_hint else ""))
         elif not bool(torch.isfinite(got).all()):
@@ -229,32 +232,38 @@ def _compare_cases(
             shown = _shown_pair(float(expected[index]), float(got[index]))
             message = (f"{case.shown}: first wrong entry of {what} at {_index_text(index)}: expected {shown[0]}, "
                        f"got {shown[1]}")
-        broken = None
         if got.shape == expected.shape:
-            tests: list[Callable[[torch.Tensor, torch.Tensor, _Case], str | None]] = [
-                *properties, partial(_constant_change, what=what)]
-            for test in tests:
-                try:
-                    broken = test(got, expected, case)
-                except Exception:  # noqa: S112 (a property that cannot be read off this answer)
-                    continue
-                if broken:
-                    break
-        if broken:
-            first.append(message)
-            described.append((got.numel(), f"{broken}\n{message}" + (f"\n{hint}" if hint else "")))
-            raise _Problem("values", described[-1][1])
+            pending.append((got, expected, case, message))  # its broken property is read only if no slip is named
         first.append(message)
         raise _Problem("values", message + (f"\n{hint}" if hint else ""))
+
+    def broken_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
+        tests: list[Callable[[torch.Tensor, torch.Tensor, _Case], str | None]] = [
+            *properties, partial(_swapped_arguments, reference, what=what),
+            partial(_unused_arguments, unused_everywhere, what=what),
+            partial(_constant_change, what=what), _order_and_sign, _low_precision]
+        for test in tests:
+            try:
+                broken = test(got, expected, case)
+            except Exception:  # noqa: S112 (a property that cannot be read off this answer)
+                continue
+            if broken:
+                return broken
+        return None
 
     for case in cases:
         session.run(partial(one, case))
     if value_failures:
         mistakes = [mistake for mistake in mistakes if not contradicted(mistake)]
-        named = _named_mistake(mistakes, value_failures) or _named_mistake(mistakes, explained)
+        exact = _named_mistake(mistakes, value_failures)
+        named = exact or _named_mistake(mistakes, explained)
         if named:
+            # Named by its characteristic entries only: the answer agrees with the slip where it is wrong, and may be
+            # right where the slip would not be, so the slip is said as what the wrong entries show.
+            partial_match = "" if exact else (
+                "your wrong entries are exactly this slip's (elsewhere your answer may be right): ")
             session.problems.pop("values", None)
-            session.problems[named.key] = f"{named.message}\nfirst differing input: {first[0]}"
+            session.problems[named.key] = f"{partial_match}{named.message}\nfirst differing input: {first[0]}"
             return
         # A mistake that explains most failed cases, said with the cases it does not explain: the answer has it,
         # and something else as well (often a second slip that only a realistic input reveals).
@@ -268,6 +277,19 @@ def _compare_cases(
                     f"your answer equals this mistake on {sum(covered)} of the {len(covered)} failed cases; the "
                     f"others differ in another way too, first: {other}")
                 return
+        # A typical slip and a sign as well: the answer is minus a mistake's model on every failed case.
+        for mistake in mistakes:
+            if negated and all(mistake.key in keys for keys in negated):
+                session.problems.pop("values", None)
+                session.problems[f"minus {mistake.key}"] = (
+                    f"your answer is the opposite (minus) of this slip's: {mistake.message}; and a sign is flipped as "
+                    f"well\nfirst differing input: {first[0]}")
+                return
+        if "values" in session.problems:
+            for got, expected, case, message in pending:
+                broken = broken_property(got, expected, case)
+                if broken:
+                    described.append((got.numel(), f"{broken}\n{message}" + (f"\n{hint}" if hint else "")))
         if described and "values" in session.problems:
             # The largest failed case tells most about the slip (a list of one position cannot show that all
             # positions are equal): its broken property is the one reported.
@@ -307,85 +329,6 @@ def _explains(
     return bool(agree[bad].all()) and 2 * int((agree & characteristic).sum()) > int(characteristic.sum())
 
 
-_FACTORS = {2.0: "2", 0.5: "1/2", math.pi: "π", 1 / math.pi: "1/π", 2 * math.pi: "2π", 1 / (2 * math.pi): "1/(2π)",
-            3.0: "3", 1 / 3: "1/3", 4.0: "4", 0.25: "1/4"}
-
-
-def _constant_change(got: torch.Tensor, expected: torch.Tensor, case: _Case, what: str) -> str | None:
-    """The same factor or the same offset on every entry: a missing factor, a sign, a start off by some amount."""
-    if not bool(torch.isfinite(got).all()) or got.numel() < 1:
-        return None
-    where = "" if got.numel() == 1 else " on every entry"
-    what = what.removeprefix("the ")
-    verb, one = ("are", "ones") if what.endswith("s") and not what.endswith("bias") else ("is", "one")
-    got, expected = got.double().flatten(), expected.double().flatten()
-    big = expected.abs() > 1e-9
-    if bool(big.any()) and bool((got[~big].abs() < 1e-9).all()):
-        ratios = got[big] / expected[big]
-        ratio = float(ratios[0])
-        if bool((got.abs() < 1e-12).all()):
-            return f"your {what} {verb} 0{where}: a term that should remain cancels out, or nothing was computed"
-        if bool(torch.allclose(ratios, torch.full_like(ratios, ratio), rtol=1e-6, atol=0.0)) and abs(ratio - 1) > 1e-6:
-            if math.isclose(ratio, -1.0, rel_tol=1e-6):
-                have = "have" if verb == "are" else "has"
-                return f"your {what} {have} the opposite sign of the expected {one}{where}: a sign is flipped"
-            size = abs(ratio)
-            named = next((text for value, text in _FACTORS.items() if math.isclose(size, value, rel_tol=1e-6)), None)
-            sign = " and the opposite sign" if ratio < 0 else ""
-            if named is None:
-                return f"your {what} {verb} {ratio:.6g} times the expected {one}{where}: a constant factor is wrong"
-            how = (f"a factor {named} too many" if size > 1 else
-                   f"a factor {_FACTORS[next(v for v in _FACTORS if math.isclose(v, 1 / size, rel_tol=1e-6))]} "
-                   "missing")
-            return f"your {what} {verb} {named} times the expected {one}{where}{sign}: {how}"
-    if got.numel() >= 2:
-        shift = float(got[0] - expected[0])
-        if abs(shift) > 1e-9 and bool(torch.allclose(got - expected, torch.full_like(got, shift), atol=1e-9,
-                                                           rtol=0.0)):
-            shown = f"{shift:+.6g}"
-            return f"every entry of your {what} is off by the same amount, {shown}: a start or an offset is wrong"
-    return None
-
-
-def _shape_hint(got: tuple[int, ...], expected: tuple[int, ...]) -> str:
-    """What a wrong shape says about the slip: axes in another order, one missing or extra, one too long."""
-    if sorted(got) == sorted(expected) and len(got) > 1:
-        return ": the same sizes in another order, so your axes are permuted (check which axis each index runs over)"
-    if len(got) == len(expected) - 1 and any(got == expected[:i] + expected[i + 1:] for i in range(len(expected))):
-        return ": one axis is missing (a reduction or an indexing that drops it, or a broadcast that never added it)"
-    if len(got) == len(expected) + 1 and any(got[:i] + got[i + 1:] == expected for i in range(len(got))):
-        return ": one axis too many (an unsqueeze, a stack or a broadcast that should have been merged or summed)"
-    if len(got) == len(expected):
-        wrong = [i for i, (a, b) in enumerate(zip(got, expected, strict=True)) if a != b]
-        if len(wrong) == 1:
-            axis = wrong[0] - len(expected)
-            return (f": only axis {axis} differs ({got[wrong[0]]} instead of {expected[wrong[0]]}), the size of "
-                    "something you count, repeat or project along that axis")
-    return ""
-
-
-def _nonfinite(got: torch.Tensor, what: str) -> str:
-    """Where an answer is nan or inf, and what usually makes it so (an empty sum, a division by zero)."""
-    bad = ~torch.isfinite(got)
-    index = tuple(int(i) for i in bad.nonzero()[0])
-    value = float(got[index])
-    where = f"{value} at {_index_text(index)} of {what}"
-    if got.dim() >= 2:
-        row = index[:-1]
-        count = int(bad[row].sum())
-        where += f" ({count} of {got.shape[-1]} entries of row {row[0] if len(row) == 1 else row} are not finite)"
-    if math.isnan(value):
-        cause = ("a nan comes from 0/0, inf - inf or 0 · inf: typically a softmax or an average over an empty "
-                 "set (every score of the row -inf, a causal sum that starts after its own position, a count of 0)")
-    else:
-        cause = "an inf comes from a division by zero, the log of 0, or an exp that overflows"
-    return f"{where}: {cause}"
-
-
-def _copies(args: tuple[Any, ...]) -> tuple[Any, ...]:
-    return tuple(arg.clone() if isinstance(arg, torch.Tensor) else arg for arg in args)
-
-
 def _simple_checker(
     exercise: str,
     fn: Callable[..., Any],
@@ -422,11 +365,23 @@ _WRONG_LADDERS: tuple[tuple[str, Callable[[int, float], torch.Tensor]], ...] = (
     ("your exponent is ℓ/d instead of 2ℓ/d: the frequencies θ_ℓ = base^(-2ℓ/d) need the factor 2 "
      "(torch.arange(0, d, 2) / d), so yours fall half as fast",
      lambda d, b: _ladder(d, b, lambda ell: -ell / d)),
-    ("your exponent uses d/2 as the dimension, base^(-4ℓ/d): the head dimension d is twice the number of pairs, "
-     "θ_ℓ = base^(-2ℓ/d)",
+    ("your exponent uses d/2 as the dimension, base^(-4ℓ/d) (the same ladder as base² with 2ℓ/d): the head "
+     "dimension d is twice the number of pairs, θ_ℓ = base^(-2ℓ/d)",
      lambda d, b: _ladder(d, b, lambda ell: -4 * ell / d)),
     ("your pair index ℓ counts from 1: it runs from 0 to d/2 - 1, so the first pair has θ_0 = 1",
      lambda d, b: _ladder(d, b, lambda ell: -2 * (ell + 1) / d)),
+    ("your exponent is 2ℓ/(d - 2), as torch.linspace(0, 1, d/2) gives: the last pair gets base^(-1) instead of "
+     "base^(-(d - 2)/d); the exponents are torch.arange(0, d, 2) / d, which stop short of 1",
+     lambda d, b: _ladder(d, b, lambda ell: -2 * ell / (d - 2))),
+    ("your angles are 2π times too large, 2π m θ_ℓ: θ_ℓ = base^(-2ℓ/d) is already in radians per position; the 2π "
+     "belongs to a wavelength, λ_ℓ = 2π/θ_ℓ, not to the angle",
+     lambda d, b: 2 * math.pi * _ladder(d, b, lambda ell: -2 * ell / d)),
+    ("your frequencies run in reverse order, the slowest pair first: pair ℓ = 0 has θ_0 = 1 and the ladder falls "
+     "with ℓ, θ_ℓ = base^(-2ℓ/d) (a flip, or an exponent counted from the end)",
+     lambda d, b: _ladder(d, b, lambda ell: -2 * ell / d).flip(0)),
+    ("every pair turns at the frequency 1: the frequencies θ_ℓ = base^(-2ℓ/d) are missing, so the angle of pair ℓ "
+     "is δ θ_ℓ (m θ_ℓ), not δ",
+     lambda d, b: torch.ones(d // 2, dtype=torch.float64)),
 )
 """Frequency ladders with a typical slip, and what each says: the same slips recur in every RoPE exercise."""
 
@@ -434,7 +389,13 @@ _WRONG_LADDERS: tuple[tuple[str, Callable[[int, float], torch.Tensor]], ...] = (
 def _ladder_slip(
     got: torch.Tensor, dim: int, base: float, answer: Callable[[torch.Tensor], torch.Tensor]
 ) -> str | None:
-    """The slip whose ladder, given to ``answer`` (which computes the exercise from frequencies), gives ``got``."""
+    """The slip whose ladder, given to ``answer`` (which computes the exercise from frequencies), gives ``got``.
+
+    With two pairs (d = 4) a ladder is one number, base^(-c), shared by many formulas (4ℓ/d is 2ℓ/(d - 2) there):
+    nothing is named then.
+    """
+    if dim <= 4:
+        return None
     for message, wrong in _WRONG_LADDERS:
         try:
             value = answer(wrong(dim, base))

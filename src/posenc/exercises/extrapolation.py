@@ -138,5 +138,15 @@ def check_extended_rows(fn: Callable[..., Any]) -> CheckResult:
     return _simple_checker(
         "learned table past its last row", fn, _rows_cases, reference_extended_rows, _ROWS_MISTAKES,
         ["clip, copy and interpolate are right for 3 hidden tables and lengths"],
-        what="the rows", atol=1e-5, properties=[_rows_property],
+        what="the rows", atol=1e-5, properties=[_rows_property], sizes=_rows_sizes,
     )
+
+
+def _rows_sizes(shape: tuple[int, ...], case: _Case) -> str | None:
+    """A number of rows that is a multiple of the table's: whole copies, the remainder missing."""
+    table, length, _ = case.args
+    rows = table.shape[0]
+    if not shape or shape[0] == length or shape[0] % rows:
+        return None
+    return (f"your {shape[0]} rows are {shape[0] // rows} whole copies of the {rows}-row table: the last length mod L "
+            f"= {length % rows} rows are missing; index the table with arange(length) % L instead of repeating it")

@@ -172,8 +172,26 @@ def check_cross_attention(fn: Callable[..., Any]) -> CheckResult:
     return _simple_checker(
         "cross-attention", fn, _cross_cases, reference_cross_attention, _CROSS_MISTAKES,
         ["cross-attention agrees with softmax(y W_Q (z W_K)^T / sqrt(d_k)) z W_V on 6 hidden shapes"],
-        what="the output", properties=[_cross_weights_property],
+        what="the output", properties=[_cross_weights_property], sizes=_cross_sizes,
     )
+
+
+def _cross_sizes(shape: tuple[int, ...], case: _Case) -> str | None:
+    """Which input a wrong number of output rows or columns was taken from."""
+    y, z, w_q, w_k, w_v = case.args
+    if len(shape) != 2:
+        return None
+    said = []
+    if shape[0] == z.shape[0] != y.shape[0]:
+        said.append(f"one row per memory row of z ({z.shape[0]}): the queries come from y, y W_Q, one output row per "
+                    f"query ({y.shape[0]})")
+    if shape[1] != w_v.shape[1]:
+        widths = [(w_k.shape[1], "the keys' width d_k (are your values z W_K?)"),
+                  (z.shape[1], "the width of z (is W_V applied?)"), (y.shape[1], "the width of y")]
+        matching = [name for width, name in widths if width == shape[1]]
+        if len(matching) == 1:  # a width shared by two inputs says nothing about which one was used
+            said.append(f"columns of {matching[0]}: the output has the width d_v of the values z W_V")
+    return "your output has " + "; and ".join(said) if said else None
 
 
 # --------------------------------------------------------------------------- ex-perm-5
@@ -185,6 +203,9 @@ def reference_position_recovery(outputs):
 
 
 _RECOVERY_MISTAKES = [
+    _Mistake("recovery parentheses", "you computed 1/(o - 1): the division comes first, 1/o - 1 = (1 / o) - 1, since "
+             "o_i = 1/(i + 1) gives 1/o_i = i + 1",
+             lambda o: (1.0 / (o.double() - 1.0)).round().long()),
     _Mistake("recovery low precision", "you computed 1/o - 1 in the dtype of the outputs: convert to float64 "
              "first (outputs.double()), or the rounding of the low-precision division adds to the error",
              lambda o: (1.0 / o - 1.0).round().double()),
@@ -277,19 +298,47 @@ def _count_parts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str 
               d * d: "d²: the weights on the word embedding, which are not parameters of the positions",
               3 * d * d: "3d²: the weights of Q, K and V on the word embedding, not parameters of the positions",
               -n * d: "-N d: one projection (of Q, K and V) missing",
+              n * d: "N d: one projection too many, Q, K and V make three",
               -2 * n * d: "-2 N d: only one projection counted, Q, K and V each have N d weights on the positions"}
     said = []
     for index, name in enumerate(names):
         difference = int(got[index]) - int(expected[index])
         if difference:
-            why = extras.get(difference)
+            # A reading in N and d is given only when it is the only one with small coefficients: at N = 512,
+            # d = 768, 3 d² - 3 N d = d², and a coincidence must not name a mistake.
+            why = extras.get(difference) if _in_terms(difference, n, d) is not None else None
+            if why is not None and ("Q, K and V" in why) != (index == 2):  # the projections are part 3's alone
+                why = None
             why = f"{'+' if difference > 0 else ''}{why}" if why else f"{difference:+,}"
-            said.append(f"{name} is {int(got[index]):,} instead of {int(expected[index]):,} ({why})")
+            counted = _in_terms(int(got[index]), n, d)
+            shown = f"{int(got[index]):,}" + (f" = {counted}" if counted else "")
+            said.append(f"{name} is {shown} instead of {int(expected[index]):,} ({why})")
     return "; ".join(said) if said else None
 
 
+_MONOMIALS = (("N d", lambda n, d: n * d), ("d²", lambda n, d: d * d), ("N²", lambda n, d: n * n),
+              ("N", lambda n, d: n), ("d", lambda n, d: d))
+
+
+def _in_terms(value: int, n: int, d: int) -> str | None:
+    """``value`` as the only sum of at most two of N d, d², N², N, d with coefficients -4..4, if there is one."""
+    readings = []
+    for first in range(len(_MONOMIALS)):
+        for second in range(first, len(_MONOMIALS)):
+            for a in (-4, -3, -2, -1, 1, 2, 3, 4):
+                for b in (0, -4, -3, -2, -1, 1, 2, 3, 4) if second > first else (0,):
+                    if a * _MONOMIALS[first][1](n, d) + b * _MONOMIALS[second][1](n, d) == value:
+                        terms = [(k, name) for k, name in ((a, _MONOMIALS[first][0]), (b, _MONOMIALS[second][0]))
+                                 if k]
+                        terms.sort(key=lambda term: term[0] < 0)  # a positive term first: d² - N d
+                        text = " ".join(f"{'-' if k < 0 else '+'} {'' if abs(k) == 1 else abs(k)}{name}"
+                                        for k, name in terms)
+                        readings.append(text.removeprefix("+ ").replace("- ", "-", 1 if text[0] == "-" else 0))
+    return readings[0] if len(set(readings)) == 1 else None
+
+
 def _count_cases(generator: torch.Generator) -> list[_Case]:
-    return [_Case((n, d), f"fn(positions={n}, width={d})") for n, d in [(512, 768), (1024, 64), (16, 8), (100, 300)]]
+    return [_Case((n, d), f"fn(positions={n}, width={d})") for n, d in [(1024, 96), (512, 768), (16, 8), (100, 300)]]
 
 
 @_public
@@ -365,11 +414,28 @@ def _decay_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> s
     if math.isclose(factor, 1 - right, rel_tol=1e-5):
         return ("you returned the amount removed by the decay, initial · (1 - (1 - lr wd)^T): what remains of a row "
                 "is initial · (1 - lr wd)^T")
+    if math.isclose(factor, (1 - lr * wd * steps) ** steps, rel_tol=1e-9):
+        return ("your factor is (1 - lr wd T)^T: the number of steps is in the per-step factor too; each step removes "
+                "lr wd of what remains, so the factor is (1 - lr wd)^T")
     if factor > 1:
         return (f"your rows grow (factor {factor:.6g} > 1): weight decay shrinks them, by (1 - lr wd) at each step")
     if factor <= 0:
         return None
     per_step = factor ** (1 / steps)
+    amounts = {"lr + wd": lr + wd, "lr wd / 2": lr * wd / 2, "2 lr wd": 2 * lr * wd, "lr² wd": lr * lr * wd,
+               "lr wd²": lr * wd * wd, "lr": lr, "wd": wd, "lr / wd": lr / wd, "wd / lr": wd / lr,
+               "lr + wd - lr wd, the factors (1 - lr)(1 - wd)": lr + wd - lr * wd}
+    powers = {f"({one})^({power})": (1 - a) ** t for one, a in (("1 - lr", lr), ("1 - wd", wd), ("1 - lr wd", lr * wd))
+              for power, t in (("lr T", lr * steps), ("wd T", wd * steps), ("lr wd T", lr * wd * steps))
+              if 0 < 1 - a}
+    formula = [name for name, value in powers.items() if math.isclose(factor, value, rel_tol=1e-9)]
+    if len(formula) == 1:
+        return (f"your factor is {formula[0]}: the decay multiplies by (1 - lr wd) once per step, so the factor is "
+                "(1 - lr wd)^T, with the whole number of steps T as the exponent")
+    named = [name for name, amount in amounts.items() if math.isclose(1 - per_step, amount, rel_tol=1e-6)]
+    if len(named) == 1 and not math.isclose(lr * wd, amounts[named[0]], rel_tol=1e-6):
+        return (f"your rows shrink by 1 - ({named[0]}) = 1 - {1 - per_step:.6g} per step: the decoupled decay removes "
+                "lr wd θ at each step, lr times wd, so the factor is (1 - lr wd)^T")
     implied = math.log(factor) / math.log1p(-lr * wd)
     if abs(implied - round(implied)) < 1e-3 and round(implied) != steps:
         return (f"your rows are (1 - lr wd)^{round(implied)} times their start: the exponent is {round(implied)} "
@@ -421,12 +487,12 @@ def reference_concatenated_sinusoidal(seq_len, dim, base=10000.0):
     return torch.cat((angles.sin(), angles.cos()), dim=-1)
 
 
-def _t2t(seq_len, dim, base, exponent_of=None, layout="concatenated", start=0, first=0, use_base=True):
+def _t2t(seq_len, dim, base, exponent_of=None, layout="concatenated", start=0, first=0, use_base=True, scale=1.0):
     half = dim // 2
     ell = torch.arange(half, dtype=torch.float64) + first
     base = base if use_base else 10000.0
     theta = base ** (-(ell / (half - 1) if exponent_of is None else exponent_of(ell, dim)))
-    angles = torch.arange(start, start + seq_len, dtype=torch.float64)[:, None] * theta
+    angles = scale * torch.arange(start, start + seq_len, dtype=torch.float64)[:, None] * theta
     if layout == "interleaved":
         return torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2)
     if layout == "cos first":
@@ -435,6 +501,9 @@ def _t2t(seq_len, dim, base, exponent_of=None, layout="concatenated", start=0, f
 
 
 _T2T_MISTAKES = [
+    _Mistake("t2t positions normalised", "your positions are divided by seq_len (they run from 0 to 1): row i encodes "
+             "the position i itself, an integer",
+             lambda n, d, b=10000.0: _t2t(n, d, b, scale=1 / n)),
     _Mistake("t2t paper ladder", "your frequencies are the paper's b^(-2ℓ/d): tensor2tensor's ladder is "
              "b^(-ℓ/(d/2 - 1)), which ends exactly at 1/b",
              lambda n, d, b=10000.0: _t2t(n, d, b, exponent_of=lambda ell, d: 2 * ell / d)),

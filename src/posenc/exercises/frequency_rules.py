@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from .._angles import frequencies as _theta
+from ._readings import _argument_use, _Case
 from .checking import (
     CheckResult,
     _distinct,
@@ -410,9 +411,33 @@ def _check_rule(fn: Callable[..., Any], rule: _Rule, yarn: bool = False) -> Chec
         for _, tag, hint in rule.hints:
             if session.failed_exactly_with(tag):
                 session.problem(f"{tag} hint", hint)
+        if failures and not named:
+            unused = _unused_rule_arguments(fn, rule, yarn)
+            if unused:
+                session.problems = {"unused": unused, **session.problems}
         return [f"matches the reference on {session.cases} hidden settings", *rule.verified]
 
     return _run_checker(rule.exercise, fn, body)
+
+
+def _unused_rule_arguments(fn: Callable[..., Any], rule: _Rule, yarn: bool) -> str | None:
+    """The arguments that no hidden setting shows the answer using (each changed alone), said as a sentence."""
+
+    def frequencies(*setting: Any) -> Any:
+        returned = fn(*setting)
+        return returned[0] if yarn and isinstance(returned, tuple) and len(returned) == 2 else returned
+
+    unused: dict[str, bool] = {}
+    for setting in rule.settings:
+        case = _Case(tuple(setting), _call_text(rule, setting))
+        for name, used in _argument_use(frequencies, rule.reference, case, "the frequencies", rule.arguments).items():
+            unused[name] = unused.get(name, True) and not used
+    names = [name for name, is_unused in unused.items() if is_unused]
+    if not names:
+        return None
+    listed = " and ".join(names)
+    return (f"changing {listed} alone leaves your frequencies exactly as they were, on every hidden setting, while "
+            f"the rule's frequencies change: your function does not use {listed}")
 
 
 def _shows_in(variant: _Variant, rule: _Rule, settings: list[tuple[Any, ...]]) -> bool:

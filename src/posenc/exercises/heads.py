@@ -111,6 +111,12 @@ def _repeat_kv_case(session: _Session, kv: torch.Tensor, num_heads: int) -> None
     if num_kv_heads > 1 and tuple(got.shape) == (*kv.shape[:-3], num_kv_heads * num_heads, *kv.shape[-2:]):
         raise _Problem("group", f"{call} returned {num_kv_heads * num_heads} heads; expected {num_heads}: each of the "
                        f"h_kv = {num_kv_heads} key-value heads is repeated h / h_kv = {group} times, not h times")
+    heads_got = got.shape[-3] if got.dim() == kv.dim() else 0
+    if tuple(got.shape[:-3]) + tuple(got.shape[-2:]) == tuple(kv.shape[:-3]) + tuple(kv.shape[-2:]) and (
+            heads_got != num_heads and heads_got % num_kv_heads == 0):
+        raise _Problem("times", f"{call} returned {heads_got} heads; expected {num_heads}: you repeated each of the "
+                       f"h_kv = {num_kv_heads} key-value heads {heads_got // num_kv_heads} times; each is shared by "
+                       f"h / h_kv = {group} query heads, so repeat it h // h_kv times")
     names = {-1: "feature axis", -2: "sequence axis", -4: "batch axis"}
     for axis in range(-kv.dim(), 0):
         repeated = list(kv.shape)
@@ -138,6 +144,19 @@ def _repeat_kv_case(session: _Session, kv: torch.Tensor, num_heads: int) -> None
         raise _Problem("repeat", f"{text}: you tiled the heads with repeat (or cat) instead of repeating each one in "
                        "place with repeat_interleave(h // h_kv, dim=-3); query heads are grouped in consecutive blocks "
                        "that share one key-value head, as in the checkpoints of grouped-query models")
+    for axis in range(-kv.dim(), 0):
+        if axis == -3 or group == 1:
+            continue
+        tiling = [1] * kv.dim()
+        tiling[axis] = group
+        spreads = (("repeat_interleave", kv.repeat_interleave(group, dim=axis)), ("repeat", kv.repeat(tiling)))
+        for how, spread in spreads:
+            if torch.equal(got.to(kv.dtype), spread.reshape(shape)):
+                where = names.get(axis, f"axis {axis}")
+                raise _Problem("reshaped axis", f"{text}: you repeated along the {where} (dim={axis + kv.dim()}, "
+                               f"with {how}) and reshaped to (..., h, L, d), so the reshape cuts the copies into "
+                               "heads of mixed rows: repeat along the head axis, dim=-3 (or expand a new axis right "
+                               "after it, (..., h_kv, 1, L, d)), before reshaping")
     if None in heads:
         raise _Problem("mixed", f"{text} ('?': a head that is not a copy of any key-value head): every query head must "
                        "be an exact copy of one key-value head")

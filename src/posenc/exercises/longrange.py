@@ -20,7 +20,7 @@ import torch
 
 from ..rotary import apply_rope
 from .checking import CheckResult, _close, _public
-from .comparing import _Case, _ladder_slip, _Mistake, _simple_checker
+from .comparing import _Case, _ladder_slip, _Mistake, _reduction, _simple_checker
 
 __all__ = [
     "check_expected_score",
@@ -53,8 +53,9 @@ _WAVELENGTH_MISTAKES = [
              lambda d, b: b ** (-1 + 2 / d)),
     _Mistake("wavelength no 2 pi", "your wavelength lacks the factor 2π: one turn is an angle of 2π, so λ = 2π/θ",
              lambda d, b: b ** (1 - 2 / d)),
-    _Mistake("wavelength pair before", "you took pair d/2 - 2 (an index off by one): the slowest pair is the "
-             "last, ℓ = d/2 - 1",
+    _Mistake("wavelength pair before", "your wavelength is that of pair d/2 - 2, 2π b^(1 - 4/d): an index off by one, "
+             "or d/2 used as the dimension in 2/d; the slowest pair is the last, ℓ = d/2 - 1, of a dimension d, "
+             "2π b^(1 - 2/d)",
              lambda d, b: 2 * math.pi * b ** (1 - 4 / d)),
     _Mistake("wavelength fastest", "you returned the wavelength of the fastest pairs: the slowest pair is the "
              "last one, with the smallest frequency",
@@ -80,6 +81,9 @@ def _wavelength_property(got: torch.Tensor, expected: torch.Tensor, case: _Case)
         if math.isclose(exponent, -right, abs_tol=1e-6) and power != 0:
             return (f"your answer is {how} the frequency θ_(d/2-1) = b^(-(1 - 2/d)): the wavelength divides 2π by "
                     "the frequency, λ = 2π / θ = 2π b^(1 - 2/d), the positions one turn takes (invert the frequency)")
+    counted = _reduction(got, expected, {"d/2, the number of pairs,": dim // 2, "the dimension d": dim})
+    if counted:
+        return f"your wavelength is {counted}: the slowest pair's wavelength is 2π b^(1 - 2/d), of no pair count"
     return None
 
 
@@ -134,8 +138,9 @@ _EXPECTED_MISTAKES = [
              lambda c, o, b=10000.0: _expected(c, o, b, use_sin=False)),
     _Mistake("expected symmetric sine", "your sine term uses C21 + C12: it is the antisymmetric part, C21 - C12",
              lambda c, o, b=10000.0: _expected(c, o, b, sym=True)),
-    _Mistake("expected dim", "your frequencies use the number of pairs d/2 as the dimension: with d/2 blocks of "
-             "C the head dimension is d = 2 * cross.shape[0], and θ_ℓ = b^(-2ℓ/d)",
+    _Mistake("expected dim", "your frequencies use the number of pairs d/2 as the dimension, b^(-4ℓ/d) (the same "
+             "ladder as the base squared, (b²)^(-2ℓ/d)): with d/2 blocks of C the head dimension is d = 2 * "
+             "cross.shape[0], and θ_ℓ = b^(-2ℓ/d)",
              lambda c, o, b=10000.0: _expected(c, o, b, exponent_dim=c.shape[0])),
     _Mistake("expected sin cos swapped", "you swapped sine and cosine: the trace C11 + C22 goes with cos(δθ_ℓ)",
              lambda c, o, b=10000.0: _expected(c, o, b, swap=True)),
@@ -148,6 +153,14 @@ _EXPECTED_MISTAKES = [
 def _expected_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
     cross, offsets, base = case.args
     c = cross.double()
+    pairs = cross.shape[0]
+    counted = _reduction(got, expected, {"the number of pairs d/2": pairs, "the dimension d": 2 * pairs})
+    if counted:
+        return f"your expected scores are {counted}; E[q^T R_δ k] is the sum over the pairs ℓ, not their mean"
+    for shift in (1, -1):
+        if _close(got, reference_expected_score(cross, offsets + shift, base), atol=1e-6):
+            return (f"your expected scores are those of the offsets δ {shift:+d}: the score at offset δ uses the "
+                    "angles δ θ_ℓ themselves")
 
     def answer(theta: torch.Tensor) -> torch.Tensor:
         angles = offsets.double()[:, None] * theta
@@ -259,6 +272,20 @@ _SCALES = {2: "2δ", 1: "δ", 0.5: "δ/2", 0: "0", -0.5: "-δ/2", -1: "-δ", -2:
 def _asymmetry_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
     """The answer as a difference of two scores s(aδ) - s(bδ): which offsets it compared."""
     query, key, offsets, base = case.args
+    pairs = query.shape[-1] // 2
+    counted = _reduction(got, expected, {"the number of pairs d/2": pairs, "the dimension d": 2 * pairs})
+    if counted:
+        return f"your differences are {counted}; s(δ) - s(-δ) sums over the pairs ℓ, it is not their mean"
+    norms = {"|q| |k|": float(query.double().norm() * key.double().norm()), "|q|²": float(query.double().norm() ** 2),
+             "|k|²": float(key.double().norm() ** 2)}
+    for name, norm in norms.items():
+        if _close(got, expected / norm, atol=1e-9):
+            return (f"your differences are divided by {name}: s(δ) = q^T R_δ k is the score itself, not normalised "
+                    "by the lengths of the vectors")
+    for sign in (1, -1):
+        if _close(got, _score(query, key, sign * offsets, base), atol=1e-6):
+            return (f"your answer is s({_SCALES[sign]}) alone, one score: the exercise asks for the difference s(δ) - "
+                    "s(-δ), the score at offset δ minus the score at offset -δ")
     for a in _SCALES:
         for b in _SCALES:
             if a == b or (a, b) == (1, -1):
@@ -270,6 +297,39 @@ def _asymmetry_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) 
                            " (both offsets halved)" if (a, b) == (0.5, -0.5) else "")
                 return (f"your answer is s({_SCALES[a]}) - s({_SCALES[b]}){doubled}: the exercise asks for s(δ) - "
                         "s(-δ), the score at offset δ minus the score at offset -δ")
+    q, k = query.double(), key.double()
+    angles = offsets.double()[:, None] * _theta(query.shape[-1], base)
+    cosines = torch.cat((angles.cos(), torch.ones_like(angles[:, :1])), dim=-1)
+    fit = torch.linalg.lstsq(cosines, got.double()[:, None]).solution
+    if cosines.shape[0] > cosines.shape[1] and _close(cosines @ fit, got.double()[:, None], atol=1e-6):
+        return ("your answer is made of cosines cos(δθ_ℓ), an even function of δ: in s(δ) - s(-δ) the cosine terms "
+                "cancel and only the sines remain, -2 Σ_ℓ Im(conj(q_ℓ) k_ℓ) sin(δθ_ℓ)")
+    imag = q[0::2] * k[1::2] - q[1::2] * k[0::2]
+    return _ladder_slip(got, query.shape[-1], base, lambda theta: -2 * torch.sin(offsets.double()[:, None] * theta)
+                        @ imag) or _asymmetry_coefficients(got, query, key, offsets, base)
+
+
+def _asymmetry_coefficients(got: torch.Tensor, query: torch.Tensor, key: torch.Tensor, offsets: torch.Tensor,
+                            base: float) -> str | None:
+    """The answer's coefficient of sin(δθ_ℓ) in each pair, fitted, said in the pair's coordinates."""
+    sines = torch.sin(offsets.double()[:, None] * _theta(query.shape[-1], base))
+    if sines.shape[0] < sines.shape[1] or int(torch.linalg.matrix_rank(sines)) < sines.shape[1]:
+        return None
+    fit = torch.linalg.lstsq(sines, got.double()[:, None]).solution.flatten()
+    if not bool(torch.allclose(sines @ fit, got.double(), atol=1e-6)):
+        return None
+    q, k = query.double(), key.double()
+    a, b, c, e = q[0::2] * k[1::2], q[1::2] * k[0::2], q[0::2] * k[0::2], q[1::2] * k[1::2]
+    right = "q_2ℓ k_2ℓ+1 - q_2ℓ+1 k_2ℓ"
+    products = {right: a - b, "q_2ℓ k_2ℓ+1 + q_2ℓ+1 k_2ℓ": a + b, "q_2ℓ k_2ℓ + q_2ℓ+1 k_2ℓ+1 (the pair's q·k)": c + e,
+                "q_2ℓ k_2ℓ - q_2ℓ+1 k_2ℓ+1": c - e, "q_2ℓ k_2ℓ+1": a, "q_2ℓ+1 k_2ℓ": b}
+    for name, value in products.items():
+        for factor in (-2.0, 2.0, -1.0, 1.0):
+            if torch.allclose(fit, factor * value, atol=1e-6) and (factor, name) != (-2.0, right):
+                plus = " + q_2ℓ+1 k_2ℓ" in name
+                why = ": the cross term is a difference, a minus between its two products" if plus else ""
+                return (f"in each pair ℓ your coefficient of sin(δθ_ℓ) is {factor:+g} ({name}); it must be "
+                        f"-2 (q_2ℓ k_2ℓ+1 - q_2ℓ+1 k_2ℓ), -2 Im(conj(q_ℓ) k_ℓ){why}")
     return None
 
 
@@ -372,6 +432,10 @@ def _head_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> st
                and _peak(mistake.wrong(key, target, base), key, base) == peak != target]
     if len(peaking) == 1:
         return f"the score of your query peaks at δ = {peak}, where this mistake puts it: {peaking[0].message}"
+    if rotated is None:
+        return (f"your query is not the key turned by any whole offset (no t in -1000 .. 1000 gives q = R_t k, up to a "
+                f"positive factor), so its score peaks at δ = {peak}, not at {target}: build q from the key itself, "
+                "rotated by the target, q = R_target k (RoPE of the key at position target)")
     return None
 
 

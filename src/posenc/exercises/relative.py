@@ -78,9 +78,23 @@ def check_shaw_index(fn: Callable[..., Any]) -> CheckResult:
     def body(session: _Session) -> list[str]:
         cases = [(6, 6, 2, 0), (10, 10, 3, 0), (1, 1, 0, 0), (5, 5, 0, 0), (4, 4, 16, 0), (3, 9, 2, 6), (1, 12, 4, 11),
                  (5, 9, 3, 4)]
+        causes: list[dict[str, str]] = []  # the causes that reproduce each case whose rows were wrong
         for q_len, k_len, max_distance, offset in cases:
             tags = {"offset"} if offset else set()
-            session.run(partial(_shaw_case, session, q_len, k_len, max_distance, offset), tags)
+            session.run(partial(_shaw_case, session, q_len, k_len, max_distance, offset, causes), tags)
+        # A cause is named only when it reproduces every case with wrong rows: on one case two slips can coincide.
+        keys = list(dict.fromkeys(key for found in causes for key, message in found.items() if message))
+        common = [key for key in keys if all(key in found for found in causes)]
+        for key in keys:
+            session.problems.pop(key, None)
+        if common:
+            message = next(found[common[0]] for found in causes if found.get(common[0]))
+            session.problems = {common[0]: message, **session.problems}
+        elif keys:
+            first = next(message for found in causes for message in found.values() if message)
+            text = first.split(": ", 2)
+            session.problems.setdefault("rows", f"{text[0]}: {text[1]}. The row of pair (i, j) is clip(j - i, -c, c) "
+                                        "+ c")
         if session.only_failed_with("offset"):
             session.problem(
                 "offset hint",
@@ -96,7 +110,8 @@ def check_shaw_index(fn: Callable[..., Any]) -> CheckResult:
     return _run_checker("Shaw et al.'s row index", fn, body)
 
 
-def _shaw_case(session: _Session, q_len: int, k_len: int, max_distance: int, offset: int) -> None:
+def _shaw_case(session: _Session, q_len: int, k_len: int, max_distance: int, offset: int,
+               causes: list[dict[str, str]] | None = None) -> None:
     if offset:
         call = f"fn({q_len}, {k_len}, {max_distance}, query_offset={offset})"
         returned = session.call(call, q_len, k_len, max_distance, query_offset=offset)
@@ -131,20 +146,48 @@ def _shaw_case(session: _Session, q_len: int, k_len: int, max_distance: int, off
         ({"low": -c, "high": c - 1}, "c - 1", "you clip the positive offsets to c - 1: the range is [-c, c], both "
          "ends included"),
     ]
+    found: dict[str, str] = {}  # every cause that reproduces these rows, in order; the first is said
+    offsets = torch.arange(k_len)[None, :] - (offset + torch.arange(q_len))[:, None]
+    both_signs = bool((offsets > 0).any()) and bool((offsets < 0).any())
+    if not both_signs:
+        found["absolute"] = ""  # "" : the cause cannot show in this case, no evidence either way
+    for shift_by in (c, 0):
+        if both_signs and torch.equal(got, offsets.abs().clamp(max=c) + shift_by):
+            found.setdefault("absolute", f"{text}: your rows come from |j - i|, the distance without its sign, so a "
+                             "key k places before the query reads the same row as one k places after: Shaw et al.'s "
+                             "table has one row per signed offset, clip(j - i, -c, c) + c")
     for knobs, key, explanation in variants:
+        if key == "c - 1" and c == 0:  # with c = 0 the range [-(c - 1), c - 1] is empty: nothing to tell apart
+            found.setdefault(key, "")
+            continue
         if torch.equal(got, _shaw_rows(q_len, k_len, c, offset, **knobs)):
-            raise _Problem(key, f"{text}: {explanation}")
+            found.setdefault(key, f"{text}: {explanation}")
+            if not offset:  # without an offset, ignoring it cannot show
+                found.setdefault(f"offset + {key}", "")
         if offset and torch.equal(got, _shaw_rows(q_len, k_len, c, 0, **knobs)):
-            raise _Problem(f"offset + {key}", f"{text}: query_offset is ignored (query r sits at query_offset + r); "
-                           f"and {explanation}")
+            found.setdefault(f"offset + {key}", f"{text}: query_offset is ignored (query r sits at query_offset + "
+                             f"r); and {explanation}")
+    if not offset:
+        found.setdefault("offset", "")
     if offset and torch.equal(got, _shaw_rows(q_len, k_len, c, 0)):
-        raise _Problem("offset", f"{text}: query_offset is ignored: query r sits at position query_offset + r, so "
-                       "in cached decoding the newest keys are the nearest, not the farthest")
+        found.setdefault("offset", f"{text}: query_offset is ignored: query r sits at position query_offset + r, "
+                         "so in cached decoding the newest keys are the nearest, not the farthest")
+    shift = int((got - expected).flatten()[0])
+    if bool((got - expected == shift).all()):
+        found.setdefault(f"rows off by {shift}", f"{text}: every row is off by {shift:+d}: the clipping is right, "
+                         f"but the shift is c {shift:+d} instead of c; the rows run 0 .. 2c, clip(j - i, -c, c) + c")
+    if causes is not None:
+        causes.append(found)
+    named = next((name for name, message in found.items() if message), None)
+    if named is not None:
+        raise _Problem(named, found[named])
     low, high = int(got.min()), int(got.max())
     if low < 0 or high > 2 * c:
+        unclipped = _shaw_rows(q_len, k_len, c, offset, low=-k_len - q_len - offset, high=k_len + q_len + offset)
+        cause = (": the offsets are not clipped to [-c, c] before the shift by c (far pairs share the first or the "
+                 "last row)") if torch.equal(got, unclipped) else ": clip(j - i, -c, c) + c stays in [0, 2c]"
         raise _Problem("rows out of range", f"{text}: your rows run from {low} to {high}, outside the table's 2c + 1 = "
-                       f"{2 * c + 1} rows 0 .. 2c: the offsets are not clipped to [-c, c] before the shift by c (far "
-                       "pairs share the first or the last row)")
+                       f"{2 * c + 1} rows 0 .. 2c{cause}")
     if not bool((got.diff(dim=-1) >= 0).all()):
         raise _Problem("rows order", f"{text}: along a query's row your rows do not grow with the key j: the row "
                        "must increase with the offset j - i (a sign or an axis is reversed)")
@@ -284,6 +327,12 @@ def _shift_case(session: _Session, rel_logits: torch.Tensor, failures: list[tupl
         ):
             kinds.add(kind)
     failures.append((text, kinds))
+    if q_len > 1 and torch.equal(got.to(rel_logits.dtype).flip(-2)[visible], expected[visible]):
+        raise _Problem("rows flipped", f"{text}: your rows are in reverse order: row r must hold query r, the query at "
+                       "position Lk - Lq + r (drop the flip)")
+    if q_len == k_len and torch.equal(got.to(rel_logits.dtype).transpose(-2, -1)[visible], expected[visible]):
+        raise _Problem("transposed", f"{text}: your result is transposed: it holds entry (r, j) at (j, r); rows are "
+                       "the queries r and columns the keys j, as in rel_logits (drop the final transpose)")
     value = got.to(rel_logits.dtype)[index]
     sources = (rel_logits[index[:-2]] == value).nonzero() if value != 0 else torch.empty(0, 2)
     if value == 0:

@@ -399,6 +399,19 @@ def check_alibi_slopes(fn: Callable[..., Any]) -> CheckResult:
     return _run_checker("ALiBi slopes", fn, body)
 
 
+def _fixed_step_text(got: torch.Tensor, num_heads: int) -> str | None:
+    """Slopes 2^(-c h), h = 1 .. n, with a step c that is not 8/n: the step does not shrink with the number of heads."""
+    if not bool((got > 0).all()):
+        return None
+    exponents = -torch.log2(got)
+    step = float(exponents[0])
+    heads = torch.arange(1, num_heads + 1, dtype=torch.float64)
+    if math.isclose(step, 8 / num_heads, abs_tol=1e-6) or not bool(torch.allclose(exponents, step * heads, atol=1e-6)):
+        return None
+    return (f"your slopes are 2^(-{step:.4g} h), h = 1 .. n, with a step of {step:.4g} whatever n: ALiBi's step is 8/n "
+            f"(here {8 / num_heads:.4g}), so that the last head always gets 2^(-8), whatever the number of heads")
+
+
 def _geometric_text(got: torch.Tensor, num_heads: int) -> str | None:
     """The answer as a geometric sequence, said by its first slope and its ratio, when it is one (n a power of 2)."""
     if num_heads < 3 or num_heads & (num_heads - 1) or not bool((got > 0).all()):
@@ -457,6 +470,12 @@ def _alibi_case(session: _Session, num_heads: int) -> None:
         f"num_heads = {num_heads}: expected {shown(expected)}, got {shown(got)} (first difference at head {head + 1} "
         f"of {num_heads}: expected {_power_text(float(expected[head]))}, got {_power_text(float(got[head]))})"
     )
+    if bool(torch.allclose(got, torch.log2(expected), rtol=1e-6, atol=1e-9)):
+        raise _Problem("exponents", f"{text}: you returned the exponents -8h/n, not the slopes: each slope is 2 to "
+                       "that power, 2^(-8h/n)")
+    if bool(torch.allclose(got, expected, rtol=2e-3, atol=0.0)):
+        raise _Problem("slopes precision", f"{text}: your slopes are right to about three digits only, the precision "
+                       "of float16 or bfloat16: compute and return them in float32 (or float64)")
     power = 2 ** math.floor(math.log2(num_heads))
     explanations = {
         "reverse": "your slopes are in reverse order: the first head gets the largest slope 2^(-8/n) and the last "
@@ -487,7 +506,7 @@ def _alibi_case(session: _Session, num_heads: int) -> None:
         candidate = torch.tensor(_alibi_variant(num_heads, **kwargs), dtype=torch.float64)
         if bool(torch.allclose(got, candidate, rtol=1e-5, atol=0.0)):
             raise _Problem(" + ".join(keys), f"{text}: " + "; ".join(explanations[key] for key in keys))
-    ladder = _geometric_text(got, num_heads)
+    ladder = _geometric_text(got, num_heads) or _fixed_step_text(got, num_heads)
     raise _Problem(
         "slopes",
         f"{text}{': ' + ladder if ladder else ''}. For n heads, n a power of two, the slopes are 2^(-8h/n) for "

@@ -125,7 +125,8 @@ def check_apply_rope(fn: Callable[..., Any], layout: str = "interleaved") -> Che
     def body(session: _Session) -> list[str]:
         generator = torch.Generator().manual_seed(_SEED)
         for case in _rope_cases(generator):
-            session.run(partial(_rope_case, session, case, layout), case["tags"])
+            tags = case["tags"] | ({"default positions"} if case["positions"] is None else set())
+            session.run(partial(_rope_case, session, case, layout), tags)
         q, k = (torch.randn(8, generator=generator, dtype=torch.float64) for _ in range(2))
         session.run(partial(_rope_relative_case, session, q, k))
         if session.only_failed_with("batch") and not any("batch" in tags for tags in session.passed_tags):
@@ -134,6 +135,13 @@ def check_apply_rope(fn: Callable[..., Any], layout: str = "interleaved") -> Che
                 "your function works on (L, d) inputs but not with leading batch and head dimensions: read "
                 "seq_len, dim = x.shape[-2:], index coordinates with x[..., 0::2], and let the (L, d/2) angle "
                 "table broadcast against (..., L, d/2)",
+            )
+        elif session.only_failed_with("batch") and session.only_failed_with("default positions"):
+            session.problem(
+                "default positions hint",
+                "only the inputs with leading batch and head dimensions and no positions given failed: your default "
+                "positions count along the wrong axis; the tokens run along x.shape[-2] (seq_len = x.shape[-2], "
+                "not x.shape[0]), so the default is torch.arange(x.shape[-2])",
             )
         elif session.only_failed_with("far"):
             session.problem(
@@ -230,7 +238,9 @@ def _rope_case(session: _Session, case: dict[str, Any], layout: str) -> None:
             f"{_num(position)} has norm {_num(float(norms_before[index]))} before and "
             f"{_num(float(got.norm(dim=-1)[index]))} after: check which coordinates you pair with which angle "
             "(pair k is "
-            + ("(2ℓ, 2ℓ+1), rotated by m·θ_ℓ)" if layout == "interleaved" else "(l, l + d/2), rotated by m·θ_ℓ)"),
+            + ("(2ℓ, 2ℓ+1), rotated by m·θ_ℓ)" if layout == "interleaved" else "(l, l + d/2), rotated by m·θ_ℓ)")
+            + ", and that each pair gets one cosine and one sine of the same angle, not cos twice or sin twice "
+            "(cos² φ + sin² φ = 1 is what keeps the norm)",
         )
     raise _diagnose_rope(got, expected, x, actual_positions, actual_base, positions is not None, base is not None,
                          layout, call)
@@ -300,6 +310,17 @@ def _diagnose_rope(
                                                                            layout=layout))
     if slip is not None:
         return _Problem("ladder", f"in {call}: {slip}")
+    dim = x.shape[-1]
+    for name, part in (("first", slice(0, dim // 2)), ("last", slice(dim // 2, dim))):
+        if not _close(got[..., part], expected[..., part], atol=1e-6) and _close(got[..., part], x.double()[..., part],
+                                                                                atol=1e-6):
+            return _Problem("half not rotated", f"in {call}: your {name} d/2 coordinates are not rotated, they equal "
+                            "x's: every pair of coordinates turns, d/2 pairs in all")
+    at_zero = (positions == 0).nonzero().flatten()
+    if len(at_zero) and not _close(got[..., at_zero, :], x.double()[..., at_zero, :], atol=1e-6, rtol=1e-6):
+        return _Problem("position 0", f"in {call}: at position 0 your output is not x itself: RoPE at position 0 is "
+                        "the identity (angle 0: cos 0 = 1 multiplies x, sin 0 = 0 multiplies its rotated copy); a cos "
+                        "and a sin exchanged, or an angle that is not m θ_ℓ, moves it")
     index = _first_difference(got, expected, atol=1e-5 * float(x.double().abs().max()))
     should, was = _distinct(float(expected[index]), float(got[index]))
     return _Problem(
@@ -482,6 +503,18 @@ def _rope_2d_case(
         candidate = _rope_2d_variant(x.double(), rows, columns, actual_base, kind)
         if _close(got, candidate, atol=tolerance, rtol=tolerance):
             raise _Problem(kind, f"in {call}: {explanation}")
+    for name, integer in (("truncated", torch.trunc), ("floored", torch.floor), ("rounded", torch.round)):
+        exact = torch.equal(integer(rows), rows) and torch.equal(integer(columns), columns)
+        if rows.is_floating_point() and not exact:
+            candidate = _rope_2d_variant(x.double(), integer(rows), integer(columns), actual_base)
+            if _close(got, candidate, atol=tolerance, rtol=tolerance):
+                raise _Problem("integer positions", f"in {call}: your rotation uses the positions {name} to integers: "
+                               "rows and columns may be real numbers (interpolated grids); keep them in floating point")
+    both = apply_rope(apply_rope(x.double(), rows, base=actual_base), columns, base=actual_base)
+    if _close(got, both, atol=tolerance, rtol=tolerance):
+        raise _Problem("both on whole", f"in {call}: you rotated the whole vector twice, at the row and then at the "
+                       "column (R_column R_row x): the two rotations add their angles in every pair, so only row + "
+                       "column counts; rotate the first d/2 coordinates at the row and the last d/2 at the column")
     whole = {"the rows": rows, "the columns": columns, "the token index (raster order)": torch.arange(x.shape[-2])}
     for name, positions in whole.items():
         if _close(got, apply_rope(x.double(), positions, base=actual_base), atol=tolerance, rtol=tolerance):
@@ -489,6 +522,30 @@ def _rope_2d_case(
                            f"{name}: axial RoPE rotates the first d/2 coordinates at the row and the last d/2 at the "
                            "column, each half a 1-D RoPE of dimension d/2, so that both the row and the column "
                            "enter")
+    halves = {"first half (the rows)": slice(0, dim // 2), "second half (the columns)": slice(dim // 2, dim)}
+    for (name, part), where in zip(halves.items(), (rows, columns), strict=True):
+        bases = {f"base² = {actual_base ** 2:g}": actual_base ** 2,
+                 f"√base = {actual_base ** 0.5:g}": actual_base ** 0.5, "10000": 10000.0}
+        theta = actual_base ** (-4 * torch.arange(dim // 4, dtype=torch.float64) / dim)
+        for factor in (0.5, 2.0):
+            if not _close(got[..., part], expected[..., part], atol=tolerance, rtol=tolerance) and _close(
+                    got[..., part], apply_rope(x.double()[..., part], where, frequencies=factor * theta),
+                    atol=tolerance, rtol=tolerance):
+                raise _Problem("half frequencies", f"in {call}: your {name} turns at {factor:g} times the frequencies "
+                               "of 1-D RoPE of dimension d/2, base^(-2ℓ/(d/2)): use them as they are")
+        for shown, other in bases.items():
+            if other != actual_base and not _close(got[..., part], expected[..., part], atol=tolerance,
+                                                   rtol=tolerance) and _close(got[..., part], apply_rope(
+                    x.double()[..., part], where, base=other), atol=tolerance, rtol=tolerance):
+                raise _Problem("half base", f"in {call}: your {name} rotates with the base {shown}, not the base "
+                               f"{actual_base:g} given: both halves use the same base")
+    for name, part in halves.items():
+        if not _close(got[..., part], expected[..., part], atol=tolerance, rtol=tolerance) and _close(
+            got[..., part], x.double()[..., part], atol=tolerance, rtol=tolerance
+        ):
+            raise _Problem(f"unrotated {name}", f"in {call}: the {name} is not rotated, it equals x's own coordinates: "
+                           "rotate x[..., :d/2] at the rows and x[..., d/2:] at the columns, each a 1-D RoPE of "
+                           "dimension d/2, and concatenate the two")
     index = _first_difference(got, expected, atol=tolerance)
     coordinate, token = index[-1], index[-2]
     half = "first half (rows)" if coordinate < dim // 2 else "second half (columns)"

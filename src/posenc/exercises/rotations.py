@@ -24,6 +24,7 @@ import torch
 
 from ..rope2d import rope_matrix_2d
 from ..rotary import apply_rope
+from ._readings import _decode_steps, _held_keys
 from .checking import CheckResult, _close, _public, _runs_text
 from .comparing import _Case, _ladder_slip, _Mistake, _simple_checker
 
@@ -91,6 +92,16 @@ def _unrotate_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -
         if _close(got, apply_rope(outputs.double(), wrong, base=base), atol=1e-4):
             return (f"you turned the rows back by their positions {how}: row i is turned back by R_i^T, RoPE at "
                     "-positions[i], once")
+    for shift in (-2, -1, 1, 2):
+        if _close(got, apply_rope(outputs.double(), -(positions + shift), base=base), atol=1e-4):
+            return (f"you turned row i back by positions[i] {shift:+d}: turn it back by its own position, R_i^T is "
+                    "RoPE at -positions[i]")
+    dim = outputs.shape[-1]
+    for name, part in (("first", slice(0, dim // 2)), ("last", slice(dim // 2, dim))):
+        if not _close(got[..., part], expected[..., part], atol=1e-4) and _close(
+                got[..., part], outputs.double()[..., part], atol=1e-4):
+            return (f"your {name} d/2 coordinates are not turned back, they equal the outputs': R_i^T turns every "
+                    "pair of coordinates, all d/2 of them")
     return _ladder_slip(got, outputs.shape[-1], base,
                         lambda theta: apply_rope(outputs.double(), -positions, frequencies=theta))
 
@@ -157,6 +168,9 @@ def _linear(q, k, v, base=10000.0, rotate_denominator=False, rotate=True, causal
 
 
 _LINEAR_MISTAKES = [
+    _Mistake("linear values rotated", "you rotated the values too: RoPE turns φ(q) and φ(k) in the numerator's "
+             "scores only; the values v are averaged as they are",
+             lambda q, k, v, b=10000.0: _linear(q, k, _rope(v.double(), None, b), b)),
     _Mistake("linear rotated denominator", "your denominator is rotated too: the normaliser must stay "
              "unrotated, Σ_j φ(q_i)^T φ(k_j), a sum of positive terms",
              lambda q, k, v, b=10000.0: _linear(q, k, v, b, rotate_denominator=True)),
@@ -195,6 +209,7 @@ _FEATURE_MAPS = {
     "elu(x) (without + 1)": torch.nn.functional.elu, "softplus(x)": torch.nn.functional.softplus,
     "x itself (no feature map)": lambda x: x, "sigmoid(x)": torch.sigmoid, "tanh(x) + 1": lambda x: torch.tanh(x) + 1,
     "x²": lambda x: x**2, "|x|": torch.abs, "softmax(x) over the features": lambda x: x.softmax(-1),
+    "exp(-x)": lambda x: torch.exp(-x), "x + 1": lambda x: x + 1,
 }
 
 
@@ -208,7 +223,17 @@ def _linear_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> 
         if _close(got, numerators @ v / denominators, atol=1e-4):
             return (f"your feature map is {name}: this exercise's φ is elu(x) + 1 (torch.nn.functional.elu(x) + 1), "
                     "positive and smooth")
-    phi_q, phi_k = torch.nn.functional.elu(q) + 1, torch.nn.functional.elu(k) + 1
+    def elu1(x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.elu(x) + 1
+
+    for side in ("queries", "keys"):
+        for name, phi in _FEATURE_MAPS.items():
+            phi_q, phi_k = (phi(q), elu1(k)) if side == "queries" else (elu1(q), phi(k))
+            numerators = torch.tril(_rope(phi_q, None, base) @ _rope(phi_k, None, base).T)
+            if _close(got, numerators @ v / torch.tril(phi_q @ phi_k.T).sum(-1, keepdim=True), atol=1e-4):
+                return (f"your feature map on the {side} is {name}, while the other side gets elu(x) + 1: apply the "
+                        "same φ = elu(x) + 1 to the queries and to the keys")
+    phi_q, phi_k = elu1(q), elu1(k)
     numerators = torch.tril(_rope(phi_q, None, base) @ _rope(phi_k, None, base).T) @ v
     implied = numerators / got.double()
     if bool(torch.allclose(implied, implied[:, :1].expand_as(implied), rtol=1e-6)):
@@ -318,7 +343,7 @@ def check_decode_positions(fn: Callable[..., Any]) -> CheckResult:
     return _simple_checker(
         "positions while decoding", fn, _decode_cases, reference_decode_positions, _DECODE_MISTAKES,
         ["new tokens continue after the cache, with or without a prompt"],
-        what="the positions", atol=0.0, rtol=0.0, properties=[_decode_property],
+        what="the positions", atol=0.0, rtol=0.0, properties=[_decode_property, _decode_steps],
         axes="there is one position per new token, num_new of them: range(cache_len, cache_len + num_new), whose end "
              "is cache_len + num_new (excluded)",
     )
@@ -403,28 +428,30 @@ def _stream_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> 
                 return (f"your window holds the keys at positions {start}..{start + window - 1}: it must be the last "
                         f"window keys, {total - window}..{total - 1} (cached[..., -window:, :] or "
                         "cached[..., n - window:, :])")
+    if got.shape == expected.shape and _close(got, torch.cat((expected[..., sinks:, :], expected[..., :sinks, :]),
+                                                             dim=-2), atol=1e-4):
+        return (f"your cache puts the window ahead of the sinks: the {sinks} sinks come first (positions "
+                f"0..{sinks - 1}) and the moved window after them, torch.cat((sinks, window), dim=-2)")
+    if _close(got, expected.flip(-2), atol=1e-4):
+        return "your cache is in reverse order: the sinks come first, then the window, oldest key first"
+    unmoved = _held_keys(got[..., sinks:, :], cached, 0)
+    if unmoved is not None and unmoved != list(range(total - window, total)):
+        return (f"your window holds the keys at positions {_runs_text(unmoved)}, not moved: it must be the last window "
+                f"keys, {total - window}..{total - 1}, each moved back by n - w - sinks = {total - window - sinks}")
     kept_sinks = _held_keys(got[..., :sinks, :], cached, 0)
     if kept_sinks is not None and kept_sinks != list(range(sinks)):
         return (f"your sinks are the keys at positions {_runs_text(kept_sinks)}: the attention sinks are the "
                 f"first sinks keys, 0..{sinks - 1}, kept as they are (cached[..., :sinks, :])")
+    shift = next((t for t in range(0, total) if _close(got[..., sinks:, :], apply_rope(
+        cached[..., total - window:, :], torch.full((window,), -t)), atol=1e-4)), None) if total <= 4096 else None
+    if shift is not None and shift != total - window - sinks:
+        return (f"your window keys are moved back by {shift} positions; the last key, at n - 1 = {total - 1}, must "
+                f"land at sinks + w - 1 = {sinks + window - 1}, a shift of n - w - sinks = {total - window - sinks}")
     held = _held_keys(got[..., sinks:, :], cached, total - window - sinks)
     if held is not None and held != list(range(total - window, total)):
         return (f"your window holds the keys at positions {_runs_text(held)} (each moved by the right rotation): "
                 f"it must be the last window keys, {total - window}..{total - 1}, each once, in order")
     return None
-
-
-def _held_keys(window: torch.Tensor, cached: torch.Tensor, shift: int) -> list[int] | None:
-    """Which cached key each row of the window is, once moved back by the shift, if every row is one of them."""
-    if window.shape[:-2] != cached.shape[:-2] or window.shape[-1] != cached.shape[-1] or cached.shape[-2] > 4096:
-        return None
-    back = apply_rope(window.double(), torch.full((window.shape[-2],), shift)).flatten(0, -3).transpose(0, 1)
-    keys = cached.double().flatten(0, -3).transpose(0, 1).flatten(1)
-    distances = torch.cdist(back.flatten(1), keys)
-    nearest = distances.argmin(dim=-1)
-    if not bool((distances.gather(1, nearest[:, None]) < 1e-3).all()):
-        return None
-    return [int(j) for j in nearest]
 
 
 def _stream_cases(generator: torch.Generator) -> list[_Case]:
@@ -452,8 +479,21 @@ def check_streaming_cache(fn: Callable[..., Any]) -> CheckResult:
     return _simple_checker(
         "StreamingLLM cache", fn, _stream_cases, reference_streaming_cache, _STREAM_MISTAKES,
         ["sinks kept, window keys moved by one rotation each, for 4 hidden caches (one of 100,000 keys)"],
-        what="the cache", atol=1e-4, properties=[_stream_property],
+        what="the cache", atol=1e-4, properties=[_stream_property], sizes=_stream_sizes,
     )
+
+
+def _stream_sizes(shape: tuple[int, ...], case: _Case) -> str | None:
+    """What a cache of the wrong length holds: how many sinks ahead of the window."""
+    _, window, sinks = case.args
+    kept = shape[-2] - window if len(shape) >= 2 else -1
+    if kept == sinks or kept < 0:
+        return None
+    if kept == 0:
+        return (f"your cache has {shape[-2]} keys, as many as the window: it holds the {sinks} sinks and the last "
+                f"{window} keys, sinks + window = {sinks + window} of them")
+    return (f"your cache has {shape[-2]} keys, window + {kept}: with the window of {window}, that is {kept} sinks "
+            f"where the argument asks for sinks = {sinks} (a fixed number in the code ignores it)")
 
 
 # --------------------------------------------------------------------------- ex-ropeb-10
@@ -511,6 +551,9 @@ def _blocks_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> 
     block = [got[k:k + 2, k:k + 2].double() for k in starts]
     if not all(torch.allclose(b.T @ b, torch.eye(2, dtype=torch.float64), atol=1e-6) for b in block):
         return "a 2 x 2 diagonal block of your matrix is not a rotation ([[cos φ, -sin φ], [sin φ, cos φ]])"
+    for name, signs in (("row", (-1, 1)), ("column", (1, -1)), ("row and column", (-1, -1))):
+        if _close(got, reference_rope_matrix_2d_blocks(signs[0] * row, signs[1] * column, dim, base), atol=1e-6):
+            return f"your {name} blocks turn the wrong way, by minus the position: each turns by +position · θ'_ℓ"
     mine = torch.tensor([math.atan2(float(b[1, 0]), float(b[0, 0])) for b in block], dtype=torch.float64)
     theta = base ** (-4 * torch.arange(dim // 4, dtype=torch.float64) / dim)
     right = torch.stack((row * theta, column * theta), dim=-1).flatten()
@@ -519,6 +562,9 @@ def _blocks_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> 
         return None
     ratios = mine[big] / right[big]
     ratio = float(ratios[0])
+    if math.isclose(ratio, base ** (-4 / dim), rel_tol=1e-4) and bool(torch.allclose(ratios, ratios[:1].expand_as(
+            ratios), rtol=1e-4)):
+        return "your block index ℓ starts at 1: block ℓ = 0, the first, turns by θ'_0 = 1 times the position"
     if abs(ratio - 1) > 1e-4 and bool(torch.allclose(ratios, torch.full_like(ratios, ratio), rtol=1e-4)):
         return (f"every block of your matrix turns by {ratio:.4g} times its angle: block (4ℓ, 4ℓ+1) turns by the row "
                 "position times θ'_ℓ and (4ℓ+2, 4ℓ+3) by the column position times θ'_ℓ, the positions as given")

@@ -138,6 +138,22 @@ def heatmap(
 
 TickLabels = Sequence[str] | Sequence[Sequence[str]] | None
 
+# matplotlib's diverging colour maps, and their reversals: heatmaps centres them on 0 by default.
+_DIVERGING_NAMES = "BrBG PRGn PiYG PuOr RdBu RdGy RdYlBu RdYlGn Spectral berlin bwr coolwarm managua seismic vanimo"
+_DIVERGING_COLOUR_MAPS = frozenset(name + suffix for name in _DIVERGING_NAMES.split() for suffix in ("", "_r"))
+
+
+def _is_diverging(cmap: object) -> bool:
+    """Whether ``cmap`` (a name or a matplotlib colour map) is one of matplotlib's diverging maps."""
+    return getattr(cmap, "name", cmap) in _DIVERGING_COLOUR_MAPS
+
+
+def _largest_magnitude(values: np.ndarray) -> float:
+    """``max |value|`` ignoring NaNs; 1 for a matrix of zeros or NaNs (a colour scale needs a width)."""
+    finite = np.abs(values[np.isfinite(values)])
+    reach = float(finite.max()) if finite.size else 0.0
+    return reach if reach > 0 else 1.0
+
 
 def _per_panel(name: str, labels: TickLabels, count: int) -> list[Sequence[str] | None]:
     """Tick labels for each of ``count`` panels: one shared list, or one list per panel."""
@@ -159,6 +175,7 @@ def heatmaps(
     *,
     ncols: int | None = None,
     share_scale: bool = True,
+    centre: bool | None = None,
     figsize: tuple[float, float] | None = None,
     xticklabels: TickLabels = None,
     yticklabels: TickLabels = None,
@@ -172,23 +189,33 @@ def heatmaps(
         ncols: number of columns of the grid (default: all in one row).
         share_scale: use one ``vmin``/``vmax`` for all panels, so colours are comparable, and
             draw a single colour bar for the figure instead of one per panel.
+        centre: put 0 at the middle colour of the map, with the symmetric limits
+            ``±max |value|`` over all panels (``share_scale``) or of each panel. By default
+            exactly when ``cmap`` is one of matplotlib's diverging maps (``RdBu_r``,
+            ``coolwarm``, ``bwr``, ``seismic``, ...) and no ``vmin`` or ``vmax`` is given: a
+            diverging map reads as "negative, zero, positive" only if 0 sits at its middle.
         figsize: figure size (default: 3.6 inches per panel, 3.2 per row).
         xticklabels, yticklabels: one list of labels for all panels, or one list per panel
             (e.g. the tokens of each sentence).
-        **heatmap_kwargs: passed on to :func:`heatmap`.
+        **heatmap_kwargs: passed on to :func:`heatmap` (``cmap``, ``vmin``, ``vmax``, ...).
 
     Returns:
         The figure.
 
     Raises:
-        ValueError: if ``matrices`` is empty, or ``titles`` or the per-panel tick labels have
-            the wrong length.
+        ValueError: if ``matrices`` is empty, ``titles`` or the per-panel tick labels have the
+            wrong length, or ``centre=True`` comes with a ``vmin`` or ``vmax``.
     """
     values = [_as_matrix(f"matrices[{index}]", matrix) for index, matrix in enumerate(matrices)]
     if not values:
         raise ValueError("matrices must contain at least one matrix")
     if titles is not None and len(titles) != len(values):
         raise ValueError(f"titles must have one title per matrix ({len(values)}), got {len(titles)}")
+    limits_given = heatmap_kwargs.get("vmin") is not None or heatmap_kwargs.get("vmax") is not None
+    if centre and limits_given:
+        raise ValueError("centre=True sets the colour limits itself: give it without vmin and vmax")
+    if centre is None:
+        centre = _is_diverging(heatmap_kwargs.get("cmap")) and not limits_given
     x_labels = _per_panel("xticklabels", xticklabels, len(values))
     y_labels = _per_panel("yticklabels", yticklabels, len(values))
     ncols = len(values) if ncols is None else check_int("ncols", ncols, minimum=1)
@@ -196,7 +223,13 @@ def heatmaps(
     figsize = figsize or (3.6 * ncols, 3.2 * nrows)
     fig, axes = plt.subplots(nrows, ncols, figsize=figsize, squeeze=False, layout="constrained")
     colorbar = bool(heatmap_kwargs.pop("colorbar", True))
-    if share_scale:
+    panel_limits: list[dict[str, float]] = [{} for _ in values]
+    if centre:
+        reaches = [_largest_magnitude(v) for v in values]
+        if share_scale:
+            reaches = [max(reaches)] * len(values)
+        panel_limits = [{"vmin": -reach, "vmax": reach} for reach in reaches]
+    elif share_scale:
         heatmap_kwargs.setdefault("vmin", min(float(np.nanmin(v)) for v in values))
         heatmap_kwargs.setdefault("vmax", max(float(np.nanmax(v)) for v in values))
     for index, ax in enumerate(axes.flat):
@@ -211,7 +244,7 @@ def heatmaps(
             xticklabels=x_labels[index],
             yticklabels=y_labels[index],
             colorbar=colorbar and not share_scale,
-            **heatmap_kwargs,  # type: ignore[arg-type]
+            **{**heatmap_kwargs, **panel_limits[index]},  # type: ignore[arg-type]
         )
     if colorbar and share_scale:
         fig.colorbar(axes.flat[0].images[0], ax=axes.ravel().tolist())

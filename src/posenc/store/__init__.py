@@ -44,12 +44,14 @@ from .cli import train_all
 from .families import (
     CH4_LOOKBACK,
     CH4_SHAW_CLIPS,
+    CH8_BUDGET,
     CH8_OFFSETS,
     CH8_RANDOMIZED,
     CH8_RANDOMIZED_RANGE,
     CH8_SEEDS,
     CH8_TASKS,
     CH8_TEXT_SEEDS,
+    CH8_WATCH,
     CH9_FACTOR,
     CH9_FINETUNE_RULES,
     CH9_FINETUNE_TASK,
@@ -59,26 +61,31 @@ from .families import (
 from .files import STORE_BUDGET_BYTES, WEIGHT_FILTERS, load, manifest, store_dir, store_size
 from .provenance import STORE_FORMAT, code_hash, fingerprint, restamp, retrain, stale
 from .registry import ModelSpec, register, spec, specs
-from .training import LOSS_EVERY
+from .training import BAND_SCALE, BAND_SEQUENCES, LOSS_EVERY, band_accuracy
 
 __all__ = [
+    "BAND_SCALE",
+    "BAND_SEQUENCES",
     "LOSS_EVERY",
     "STORE_BUDGET_BYTES",
     "STORE_FORMAT",
     "WEIGHT_FILTERS",
     "CH4_LOOKBACK",
     "CH4_SHAW_CLIPS",
+    "CH8_BUDGET",
     "CH8_RANDOMIZED",
     "CH8_RANDOMIZED_RANGE",
     "CH8_OFFSETS",
     "CH8_SEEDS",
     "CH8_TASKS",
     "CH8_TEXT_SEEDS",
+    "CH8_WATCH",
     "CH9_FACTOR",
     "CH9_FINETUNE_RULES",
     "CH9_FINETUNE_TASK",
     "CH9_TASKS",
     "ModelSpec",
+    "band_accuracy",
     "ch8_config",
     "code_hash",
     "fingerprint",

@@ -18,8 +18,9 @@ from .registry import ModelSpec, spec
 __all__ = ["STORE_BUDGET_BYTES", "WEIGHT_FILTERS", "load", "manifest", "store_dir", "store_size"]
 
 
-STORE_BUDGET_BYTES = 40_000_000
-"""Budget of the store on disk, in bytes, weights and manifests together, as issue #19 sets it."""
+STORE_BUDGET_BYTES = 50_000_000
+"""Budget of the store on disk in bytes, weights and manifests together (40 MB as issue #19 set it,
+50 MB since issue #29 added chapter 8's common budget and its three-layer NoPE models)."""
 
 
 WEIGHT_FILTERS: tuple[dict[str, int], ...] = (

@@ -20,9 +20,20 @@ from typing import Any
 
 from .. import _angles, absolute, attention, corpus, experiments, multihead, relative, rotary, stretch
 from ..experiments import TinyCausalLM
+from . import training as _training
 from .files import WEIGHT_FILTERS, _check_seed, _paths, manifest, store_dir
 from .registry import ModelSpec, spec, specs
-from .training import LOSS_EVERY, _fit, _fit_finetune, _fit_text, _half_round_trip, _metrics, _provenance, _text_metrics
+from .training import (
+    LOSS_EVERY,
+    _fit,
+    _fit_finetune,
+    _fit_text,
+    _fit_watched,
+    _half_round_trip,
+    _metrics,
+    _provenance,
+    _text_metrics,
+)
 
 __all__ = ["STORE_FORMAT", "code_hash", "fingerprint", "restamp", "retrain", "stale"]
 
@@ -114,6 +125,13 @@ def fingerprint(model_spec: ModelSpec, seed: int, *, code: str | None = None) ->
         key["base"] = fingerprint(spec(model_spec.finetune.base), seed, code=code)
         key["finetune_code"] = hashlib.sha256(_without_docstrings(inspect.getsource(stretch)).encode()).hexdigest()
         key["finetune_fit"] = hashlib.sha256(_without_docstrings(inspect.getsource(_fit_finetune)).encode()).hexdigest()
+    if model_spec.watch is not None:
+        # the watched rule, and the code that checks it and scores the model by position
+        key["watch"] = asdict(model_spec.watch)
+        watch_code = "".join(_without_docstrings(inspect.getsource(obj)) for obj in (
+            _training.band_accuracy, _training._train_watched, _fit_watched, experiments.accuracy_by_position))
+        constants = (_training.BAND_SCALE, _training.BAND_SEQUENCES, _training._BAND_SEED, _training._WATCH_SEED)
+        key["watch_code"] = hashlib.sha256((watch_code + repr(constants)).encode()).hexdigest()
     if isinstance(model_spec.config, corpus.TextConfig):
         # the corpus itself, and the code that samples it, trains and scores the text models
         key["corpus"] = corpus.CORPUS_SHA256
@@ -149,6 +167,8 @@ def retrain(
     before = fingerprint(model_spec, seed)
     if isinstance(model_spec.config, corpus.TextConfig):
         model, info, half = _fit_text(model_spec, seed, progress)
+    elif model_spec.watch is not None:
+        model, info, half = _fit_watched(model_spec, seed, progress)
     elif model_spec.finetune is None:
         model, info, half = _fit(model_spec, seed, progress)
     else:
@@ -198,6 +218,7 @@ def _same_setup(model_spec: ModelSpec, info: dict[str, Any]) -> bool:
         info.get("config") == plain(asdict(model_spec.config))
         and info.get("stop") == plain(None if model_spec.stop is None else asdict(model_spec.stop))
         and info.get("finetune") == plain(None if model_spec.finetune is None else asdict(model_spec.finetune))
+        and info.get("watch") == plain(None if model_spec.watch is None else asdict(model_spec.watch))
         and sorted(info["metrics"]["by_scale"]) == sorted(str(scale) for scale in model_spec.eval_scales)
     )
 

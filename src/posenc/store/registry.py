@@ -26,6 +26,11 @@ class ModelSpec:
         eval_scales: the manifest records accuracy and loss at ``s * config.train_len`` for each
             ``s`` (evaluated with ``beyond_table="clip"``, the same sequences for every model).
         description: one line for the summary table.
+        watch: if given (with ``stop=None``), a rule that is checked but not obeyed: the model
+            trains all ``config.steps``, and the manifest records the first step at which the
+            rule held on two consecutive checks, each on fresh sequences, with the model's
+            accuracy at every position of sequences of ``8 L`` at that moment and at the end
+            (chapter 8's common budget; the deterministic tasks only).
         finetune: if given, the family is a short fine-tune of the stored family
             ``finetune.base`` (same seed) under a stretch rule (:class:`posenc.stretch.FineTune`;
             chapter 9); ``config`` must then be the base family's config and ``stop`` ``None``.
@@ -42,6 +47,7 @@ class ModelSpec:
     eval_scales: tuple[int, ...] = (1, 2, 4, 8, 16)
     description: str = ""
     finetune: stretch.FineTune | None = None
+    watch: StopRule | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name or not all(c.isalnum() or c in "-_" for c in self.name):
@@ -60,6 +66,15 @@ class ModelSpec:
                 raise TypeError(f"finetune must be a posenc.stretch.FineTune, got {type(self.finetune).__name__}")
             if self.stop is not None:
                 raise ValueError("a fine-tune runs a fixed number of steps: give stop=None")
+        if self.watch is not None:
+            if not isinstance(self.watch, StopRule):
+                raise TypeError(f"watch must be a StopRule or None, got {type(self.watch).__name__}")
+            if self.stop is not None or self.finetune is not None:
+                raise ValueError("a watched family trains all its steps: give stop=None and no finetune")
+            if self.config.task not in ("lookback", "recall") or self.config.random_offsets or \
+                    self.config.randomized_positions:
+                raise ValueError("watch is for the look-back and recall tasks at positions 0, 1, ..., got "
+                                 f"task {self.config.task!r} with random offsets or positions")
         if isinstance(self.config, corpus.TextConfig) and (self.stop is not None or self.finetune is not None):
             raise ValueError("a text model runs a fixed number of steps: give stop=None and no finetune")
 

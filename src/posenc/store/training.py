@@ -16,11 +16,21 @@ from typing import Any
 import torch
 
 from .. import corpus, experiments, stretch
-from ..experiments import StopRule, TinyCausalLM, evaluate, heldout_batch
+from ..experiments import (
+    StopRule,
+    TinyCausalLM,
+    TrainConfig,
+    accuracy_by_position,
+    build_model,
+    evaluate,
+    heldout_batch,
+    make_batch,
+)
+from ..experiments.training import _optimise
 from .files import _paths, load, manifest
 from .registry import ModelSpec
 
-__all__ = ["LOSS_EVERY"]
+__all__ = ["BAND_SCALE", "BAND_SEQUENCES", "LOSS_EVERY", "band_accuracy"]
 
 
 LOSS_EVERY = 10
@@ -162,3 +172,79 @@ def _fit_text(model_spec: ModelSpec, seed: int, progress: bool | None) -> tuple[
         "metrics": _text_metrics(run.model, model_spec),
     })
     return run.model, info, half
+
+
+# --------------------------------------------------------------------------- a watched budget
+BAND_SCALE = 8
+"""A watched model's manifest holds its accuracy at every position of sequences of ``BAND_SCALE L``."""
+BAND_SEQUENCES = 128
+"""The number of sequences of that accuracy by position (the same for every model)."""
+_BAND_SEED = 800
+_WATCH_SEED = 555_000  # check k of the watched rule draws fresh sequences from seed _WATCH_SEED + step
+
+
+def band_accuracy(model: TinyCausalLM, config: TrainConfig) -> list[float]:
+    """A model's accuracy at each position of ``BAND_SEQUENCES`` sequences of ``BAND_SCALE L`` tokens
+    (the same sequences for every model of a task; NaN where nothing is scored), as stored."""
+    was_training = model.training
+    accuracy = accuracy_by_position(model, config, BAND_SCALE * config.train_len,
+                                    generator=torch.Generator().manual_seed(_BAND_SEED),
+                                    num_sequences=BAND_SEQUENCES, beyond_table="clip")
+    model.train(was_training)
+    return [round(float(value), 6) for value in accuracy]
+
+
+def _train_watched(
+    config: TrainConfig, seed: int, watch: StopRule, progress: bool | None
+) -> tuple[TinyCausalLM, list[float], float, dict[str, Any]]:
+    """:func:`posenc.experiments.train` without a stopping rule, the same weights (a test checks it),
+    while ``watch`` is checked every ``watch.check_every`` steps on ``watch.num_sequences`` fresh
+    sequences until it holds on two consecutive checks; then the model is scored by
+    :func:`band_accuracy` and checking ends."""
+    torch.manual_seed(seed)
+    model = build_model(config)
+    data = torch.Generator().manual_seed(seed)
+    record: dict[str, Any] = {"checks": [], "rule_step": None, "at_rule": None}
+
+    def next_batch() -> tuple[torch.Tensor, torch.Tensor, None]:
+        tokens, labels = make_batch(config, config.batch_size, config.train_len, generator=data)
+        return tokens, labels, None
+
+    def check(step: int) -> str | None:
+        if record["rule_step"] is not None or (step + 1) % watch.check_every:
+            return None
+        fresh = torch.Generator().manual_seed(_WATCH_SEED + step + 1)
+        tokens, labels = make_batch(config, watch.num_sequences, config.train_len, generator=fresh)
+        accuracy = experiments._accuracy_on(model, tokens, labels, config)
+        record["checks"].append([step + 1, round(accuracy, 6)])
+        if len(record["checks"]) >= 2 and min(a for _, a in record["checks"][-2:]) >= watch.threshold:
+            record["rule_step"] = step + 1
+            record["at_rule"] = band_accuracy(model, config)
+        return f"{accuracy:.3f}"
+
+    losses, _, seconds = _optimise(model, config, next_batch, desc=f"{config.task}/{config.position}/seed {seed}",
+                                   progress=progress, check=check)
+    return model.eval(), losses, seconds, record
+
+
+def _fit_watched(model_spec: ModelSpec, seed: int, progress: bool | None) -> tuple[TinyCausalLM, dict[str, Any], dict]:
+    watch = model_spec.watch
+    if watch is None:
+        raise ValueError(f"{model_spec.name} is not a watched family")
+    torch.set_num_threads(1)
+    model, losses, seconds, record = _train_watched(model_spec.config, seed, watch, progress)
+    half = _half_round_trip(model)
+    metrics = _metrics(model, model_spec)
+    metrics["accuracy_by_position"] = band_accuracy(model, model_spec.config)
+    info = _provenance(model_spec, seed, losses, seconds, {
+        "stop": None,
+        "watch": asdict(watch),
+        "steps_run": len(losses),
+        "stop_reason": "steps",
+        "converged": record["rule_step"] is not None,
+        "rule_step": record["rule_step"],
+        "checks": record["checks"],
+        "at_rule": None if record["at_rule"] is None else {"accuracy_by_position": record["at_rule"]},
+        "metrics": metrics,
+    })
+    return model, info, half
