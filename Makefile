@@ -244,3 +244,51 @@ fix-notebooks: $(INSTALLED)
 
 clean:
 	rm -rf _build
+
+# ---- the Chinese edition (issue 33) ------------------------------------------------------------
+# Message catalogs, one per document, in locale/zh_CN/LC_MESSAGES (bookkit/i18n.py). Extraction is
+# Sphinx's gettext builder run through Jupyter Book with execution off (nothing runs), into its own
+# output folder, so the English build and its execution cache are untouched. The API reference
+# stays English and gets no catalog.
+I18N_BUILD := _build/i18n
+I18N_POT := $(I18N_BUILD)/_build/gettext
+I18N_LANGUAGE := zh_CN
+# make i18n-check I18N_DOCS="book/intro book/notation" checks only those documents.
+I18N_DOCS ?=
+
+.PHONY: i18n-pot i18n i18n-check
+
+i18n-pot: $(INSTALLED)
+	rm -rf $(I18N_BUILD)
+	$(BIN)/python -m bookkit.i18n config $(I18N_BUILD)/_config.yml
+	@start=$$(date +%s); \
+	$(BIN)/jupyter-book build . --config $(I18N_BUILD)/_config.yml --path-output $(I18N_BUILD) \
+		--builder custom --custom-builder gettext -q > $(I18N_BUILD)/gettext.log 2>&1 \
+		|| { cat $(I18N_BUILD)/gettext.log; exit 1; }; \
+	rm -f $(I18N_POT)/book/api.pot; \
+	echo "messages extracted in $$(( $$(date +%s) - start )) s into $(I18N_POT) (log: $(I18N_BUILD)/gettext.log)"
+
+# The catalogs updated from the current English: new messages added untranslated, changed ones
+# marked fuzzy with their old translation as a suggestion, removed ones kept as obsolete (#~).
+i18n: i18n-pot
+	$(BIN)/sphinx-intl update -p $(I18N_POT) -d locale -l $(I18N_LANGUAGE) -w 0
+
+# Fails, naming the document and the English message, when a message of the current English has
+# no current (non-empty, non-fuzzy) translation, or a translation changes a role target, a formula
+# or inline code, or strays from the glossary's Chinese form of a term.
+i18n-check: i18n-pot
+	$(BIN)/python -m bookkit.i18n check --pot $(I18N_POT) $(if $(strip $(I18N_DOCS)),--only $(I18N_DOCS))
+
+# The Chinese site from the English build's executed notebooks: every notebook must already be in
+# ZH_CACHE (make book's cache by default; make test's is _build/test/_build/.jupyter_cache), or
+# the target stops before building, so nothing is executed a second time. Site in
+# $(ZH_OUTPUT)/_build/html.
+ZH_OUTPUT := _build/zh
+ZH_CACHE ?= _build/.jupyter_cache
+
+.PHONY: book-zh
+book-zh: $(INSTALLED)
+	$(BIN)/python -m bookkit.i18n zh-config $(ZH_OUTPUT)/_config.yml --cache $(ZH_CACHE)
+	@start=$$(date +%s); \
+	$(BUILD_ENV) $(BIN)/jupyter-book build . --config $(ZH_OUTPUT)/_config.yml --path-output $(ZH_OUTPUT) $(BUILD_FLAGS) && \
+	echo "Chinese site built in $$(( $$(date +%s) - start )) s: $(ZH_OUTPUT)/_build/html"
