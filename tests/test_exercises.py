@@ -3593,6 +3593,12 @@ def _rope_numerators(phi, q, k, v, base):
     return numerators @ v.double(), phi_q, phi_k
 
 
+def _causal_rope_linear(phi, q, k, v, base):
+    """Linear attention with RoPE and feature map ``phi``, causal in numerator and denominator."""
+    numerators, phi_q, phi_k = _rope_numerators(phi, q, k, v, base)
+    return numerators / torch.tril(phi_q @ phi_k.T).sum(-1, keepdim=True)
+
+
 PROPERTY_DIAGNOSES = [
     ("cross attention, one softmax over all scores", check_cross_attention,
      lambda y, z, wq, wk, wv: torch.softmax(_cross_scores(y, z, wq, wk, wv).reshape(-1), 0).view(
@@ -3637,10 +3643,8 @@ PROPERTY_DIAGNOSES = [
          -torch.arange(o.shape[-1] // 2, dtype=torch.float64) * 2 / o.shape[-1])),
      ["lost its minus sign"]),
     ("linear attention, softplus features", check_linear_rope_attention,
-     lambda q, k, v, b=10000.0: (lambda n, pq, pk: n / torch.tril(pq @ pk.T).sum(-1, keepdim=True))(
-         *_rope_numerators(torch.nn.functional.softplus, q, k, v, b)),
-     lambda q, k, v, b=10000.0: (lambda n, pq, pk: n / torch.tril(pq @ pk.T).sum(-1, keepdim=True))(
-         *_rope_numerators(lambda x: torch.log1p(torch.exp(x)), q, k, v, b)),
+     lambda q, k, v, b=10000.0: _causal_rope_linear(torch.nn.functional.softplus, q, k, v, b),
+     lambda q, k, v, b=10000.0: _causal_rope_linear(lambda x: torch.log1p(torch.exp(x)), q, k, v, b),
      ["your feature map is softplus(x)"]),
     ("linear attention, denominator over every key", check_linear_rope_attention,
      lambda q, k, v, b=10000.0: (lambda n, pq, pk: n / (pq @ pk.T).sum(-1, keepdim=True))(
@@ -3782,10 +3786,8 @@ PROPERTY_DIAGNOSES += [
          c.narrow(-2, c.shape[-2] - w, w), torch.full((w,), -(c.shape[-2] - w - s)))), -2),
      ["your sinks are the keys at positions 1.."]),
     ("linear attention, tanh + 1 features", check_linear_rope_attention,
-     lambda q, k, v, b=10000.0: (lambda n, pq, pk: n / torch.tril(pq @ pk.T).sum(-1, keepdim=True))(
-         *_rope_numerators(lambda x: torch.tanh(x) + 1, q, k, v, b)),
-     lambda q, k, v, b=10000.0: (lambda n, pq, pk: n / torch.tril(pq @ pk.T).sum(-1, keepdim=True))(
-         *_rope_numerators(lambda x: 2 * torch.sigmoid(2 * x), q, k, v, b)),
+     lambda q, k, v, b=10000.0: _causal_rope_linear(lambda x: torch.tanh(x) + 1, q, k, v, b),
+     lambda q, k, v, b=10000.0: _causal_rope_linear(lambda x: 2 * torch.sigmoid(2 * x), q, k, v, b),
      ["your feature map is tanh(x) + 1"]),
     ("reversal gap, median", check_reversal_gap,
      lambda f, x: (f(x.flip(0)) - f(x).flip(0)).abs().median().item(),

@@ -209,6 +209,12 @@ WATCHED = replace(TINY, name="test-tiny-watched", stop=None, eval_scales=(1,),
                   watch=StopRule(threshold=0.2, check_every=20, num_sequences=16))
 
 
+def _first_rule_check(checks, threshold):
+    """Index of the second of the first two consecutive checks at ``threshold`` or more, or None."""
+    passed = [accuracy >= threshold for _, accuracy in checks]
+    return next((i for i in range(1, len(passed)) if passed[i - 1] and passed[i]), None)
+
+
 def test_a_watched_rule_records_without_changing_what_is_trained(one_thread):
     model, losses, _, record = training._train_watched(WATCHED.config, 0, WATCHED.watch, False)
     plain = experiments.train(WATCHED.config, 0, device="cpu", progress=False)
@@ -216,8 +222,7 @@ def test_a_watched_rule_records_without_changing_what_is_trained(one_thread):
     for (key, a), b in zip(model.state_dict().items(), plain.model.state_dict().values(), strict=True):
         assert torch.equal(a, b), key
     checks = record["checks"]
-    passed = [accuracy >= WATCHED.watch.threshold for _, accuracy in checks]
-    first = next((i for i in range(1, len(passed)) if passed[i - 1] and passed[i]), None)
+    first = _first_rule_check(checks, WATCHED.watch.threshold)
     assert record["rule_step"] == (None if first is None else checks[first][0])
     assert record["rule_step"] is None or checks[-1][0] == record["rule_step"]  # checking ends there
     assert (record["at_rule"] is None) == (record["rule_step"] is None)
@@ -246,8 +251,7 @@ def test_every_watched_manifest_records_the_first_step_of_its_rule():
         info = store.manifest(model_spec.name, seed)
         where = f"{model_spec.name} seed {seed}"
         assert info["steps_run"] == model_spec.config.steps, where
-        passed = [accuracy >= model_spec.watch.threshold for _, accuracy in info["checks"]]
-        first = next((i for i in range(1, len(passed)) if passed[i - 1] and passed[i]), None)
+        first = _first_rule_check(info["checks"], model_spec.watch.threshold)
         assert info["rule_step"] == (None if first is None else info["checks"][first][0]), where
         assert info["converged"] == (info["at_rule"] is not None) == (first is not None), where
         length = training.BAND_SCALE * model_spec.config.train_len
