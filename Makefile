@@ -155,6 +155,7 @@ test-sites: $(INSTALLED) $(BROWSER)
 	@$(call timed,browser)
 	@$(call timed,student-test)
 	@$(call timed,pdf-test)
+	@$(call timed,i18n-check I18N_DOCS=translated)
 
 test-runs: $(INSTALLED)
 	@$(call timed,unit)
@@ -249,11 +250,17 @@ clean:
 # Message catalogs, one per document, in locale/zh_CN/LC_MESSAGES (bookkit/i18n.py). Extraction is
 # Sphinx's gettext builder run through Jupyter Book with execution off (nothing runs), into its own
 # output folder, so the English build and its execution cache are untouched. The API reference
-# stays English and gets no catalog.
-I18N_BUILD := _build/i18n
-I18N_POT := $(I18N_BUILD)/_build/gettext
+# stays English and gets no catalog. The extension bookkit/i18n_sphinx.py, loaded by the extraction
+# and the Chinese site only, adds what Sphinx alone misses: table cells, exercise titles, and the
+# captions and alt texts of the figures that code cells make.
+# Another output or catalog folder, e.g. to try a change on a copy:
+#   make i18n I18N_BUILD=_build/i18n-try I18N_LOCALE=/tmp/locale-copy
+I18N_BUILD ?= _build/i18n
+I18N_POT = $(I18N_BUILD)/_build/gettext
+I18N_LOCALE ?= locale
 I18N_LANGUAGE := zh_CN
-# make i18n-check I18N_DOCS="book/intro book/notation" checks only those documents.
+# make i18n-check I18N_DOCS="book/intro book/notation" checks only those documents;
+# make i18n-check I18N_DOCS=translated the documents of bookkit.i18n.TRANSLATED.
 I18N_DOCS ?=
 
 .PHONY: i18n-pot i18n i18n-check
@@ -269,15 +276,18 @@ i18n-pot: $(INSTALLED)
 	echo "messages extracted in $$(( $$(date +%s) - start )) s into $(I18N_POT) (log: $(I18N_BUILD)/gettext.log)"
 
 # The catalogs updated from the current English: new messages added untranslated, changed ones
-# marked fuzzy with their old translation as a suggestion, removed ones kept as obsolete (#~).
+# marked fuzzy with their old translation as a suggestion, removed ones kept as obsolete (#~);
+# then Babel's spurious python-format flags dropped ("25 % of" is not a format string).
 i18n: i18n-pot
-	$(BIN)/sphinx-intl update -p $(I18N_POT) -d locale -l $(I18N_LANGUAGE) -w 0
+	$(BIN)/sphinx-intl update -p $(I18N_POT) -d $(I18N_LOCALE) -l $(I18N_LANGUAGE) -w 0
+	$(BIN)/python -m bookkit.i18n unflag $(I18N_LOCALE)
 
 # Fails, naming the document and the English message, when a message of the current English has
 # no current (non-empty, non-fuzzy) translation, or a translation changes a role target, a formula
 # or inline code, or strays from the glossary's Chinese form of a term.
 i18n-check: i18n-pot
-	$(BIN)/python -m bookkit.i18n check --pot $(I18N_POT) $(if $(strip $(I18N_DOCS)),--only $(I18N_DOCS))
+	$(BIN)/python -m bookkit.i18n check --pot $(I18N_POT) --locale $(I18N_LOCALE) \
+		$(if $(filter translated,$(I18N_DOCS)),--translated,$(if $(strip $(I18N_DOCS)),--only $(I18N_DOCS)))
 
 # The Chinese site from the English build's executed notebooks: every notebook must already be in
 # ZH_CACHE (make book's cache by default; make test's is _build/test/_build/.jupyter_cache), or
@@ -288,7 +298,7 @@ ZH_CACHE ?= _build/.jupyter_cache
 
 .PHONY: book-zh
 book-zh: $(INSTALLED)
-	$(BIN)/python -m bookkit.i18n zh-config $(ZH_OUTPUT)/_config.yml --cache $(ZH_CACHE)
+	$(BIN)/python -m bookkit.i18n zh-config $(ZH_OUTPUT)/_config.yml --cache $(ZH_CACHE) --locale $(I18N_LOCALE)
 	@start=$$(date +%s); \
 	$(BUILD_ENV) $(BIN)/jupyter-book build . --config $(ZH_OUTPUT)/_config.yml --path-output $(ZH_OUTPUT) $(BUILD_FLAGS) && \
 	echo "Chinese site built in $$(( $$(date +%s) - start )) s: $(ZH_OUTPUT)/_build/html"

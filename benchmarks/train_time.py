@@ -35,7 +35,7 @@ def step_seconds(model_spec: store.ModelSpec, steps: int) -> float:
         return corpus.train_text(config, 0, progress=False).seconds / steps
     if model_spec.finetune is None:
         return train(config, 0, device="cpu", progress=False).seconds / steps
-    plan = dataclasses.replace(model_spec.finetune, steps=steps)
+    plan = dataclasses.replace(model_spec.finetune, steps=steps, checkpoints=())
     _, _, seconds = fine_tune(store.load(plan.base, 0), model_spec.config, plan, 0)
     return seconds / steps
 

@@ -3539,32 +3539,11 @@ def test_one_wrong_entry_is_not_called_lost_precision():
 def test_every_held_out_mistake_is_rejected():
     """The held-out mistakes (tests/exercise_mistakes_heldout.py) all fail; how many are *named* is measured
     there, not asserted here, so that the checkers are not tuned against the held-out set."""
-    from exercise_mistakes_heldout import (
-        HELDOUT,
-        HELDOUT_BATCH_3,
-        HELDOUT_BATCH_4,
-        HELDOUT_BATCH_5,
-        HELDOUT_BATCH_6,
-        HELDOUT_BATCH_7,
-        HELDOUT_BATCH_8,
-        HELDOUT_BATCH_9,
-        HELDOUT_BATCH_10,
-        HELDOUT_BATCH_11,
-        HELDOUT_BATCH_12,
-        HELDOUT_BATCH_13,
-        HELDOUT_BATCH_14,
-        HELDOUT_BATCH_15,
-        HELDOUT_BATCH_16,
-        HELDOUT_BATCH_17,
-        HELDOUT_BATCH_18,
-    )
+    from exercise_mistakes_heldout import BATCHES
 
     import posenc.exercises as exercises
 
-    batches = (HELDOUT + HELDOUT_BATCH_3 + HELDOUT_BATCH_4 + HELDOUT_BATCH_5 + HELDOUT_BATCH_6 + HELDOUT_BATCH_7
-               + HELDOUT_BATCH_8 + HELDOUT_BATCH_9
-               + HELDOUT_BATCH_10 + HELDOUT_BATCH_11 + HELDOUT_BATCH_12 + HELDOUT_BATCH_13 + HELDOUT_BATCH_14
-               + HELDOUT_BATCH_15 + HELDOUT_BATCH_16 + HELDOUT_BATCH_17 + HELDOUT_BATCH_18)
+    batches = [case for _, batch in BATCHES for case in batch]
     passed = [f"{case.checker}: {case.name}" for case in batches if getattr(exercises, case.checker)(case.fn).passed]
     assert passed == []
 
@@ -4243,7 +4222,7 @@ def test_the_probe_and_the_count_labels_name_no_cause_the_student_did_not_make()
         reference_rope_matrix_2d_blocks(r, c, d // 2, b), torch.eye(d // 2, dtype=torch.float64))))
     assert "does not use dim" not in text
     text = feedback(check_position_parameter_counts(lambda n, d: (2 * n * d, 2 * n * d, 6 * n * d)))
-    assert "part 1 (the learned table) is 196,608 = 2N d instead of 98,304 (+98,304)" in text
+    assert "part 1 (the learned table) is 196,608 = 2N d instead of 98,304 (+98,304, 2 times the right count)" in text
 
 
 def test_a_partial_match_is_said_as_such():
@@ -4278,3 +4257,155 @@ def test_the_held_out_measure_does_not_count_an_echo():
                      ("position", "bias"))
     assert not named("fn(x) raised RuntimeError: bad (in f, line 3: return x.softmax(0))", ("softmax",))
     assert named("your softmax normalises over the queries (dim=0)\nfirst differing input: fn(x)", ("softmax",))
+
+
+# --------------------------------------------------------------------------- generic readings (_transforms)
+
+
+def _read(got, expected, *, args=(), names=(), passed=()):
+    """The catalogue's reading of one answer against one expected value, with only output readings possible."""
+    from posenc.exercises._readings import _Case
+    from posenc.exercises._transforms import _Failure, _read_answer
+
+    failures = [_Failure(_Case(args, "probe"), torch.as_tensor(g).double(), torch.as_tensor(e).double())
+                for g, e in zip(got, expected, strict=True)]
+    return _read_answer(failures, list(passed), lambda a, k, c: None, lambda g, v, c: False, list(names))
+
+
+_TABLE = torch.randn(6, 8, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+_ROWS = torch.softmax(_TABLE, -1)
+_OFFSETS = torch.arange(6.0)[None, :] - torch.arange(5.0)[:, None]
+_TOEPLITZ = torch.exp(-_OFFSETS.abs()) + 0.1 * _OFFSETS
+
+
+@pytest.mark.parametrize(("got", "expected", "phrase"), [
+    ([_TABLE[:, [*range(0, 8, 2), *range(1, 8, 2)]]], [_TABLE], "the halves layout"),
+    ([_TABLE[:, [1, 0, 3, 2, 5, 4, 7, 6]]], [_TABLE], "each pair's two entries swapped"),
+    ([_TABLE * torch.tensor([1.0, -1] * 4)], [_TABLE], "opposite sign at the odd indices along axis -1"),
+    ([_TABLE.index_fill(0, torch.tensor([0, 2, 4]), 0.0)], [_TABLE], "0 at the even indices along axis -2"),
+    ([torch.cat((_TABLE[1:], _TABLE[-1:] * 3))], [_TABLE], "shifted by one step along axis -2"),
+    ([_ROWS / torch.arange(1.0, 7)[:, None]], [_ROWS], "divided by i + 1"),
+    ([_ROWS * torch.tensor([1.0, 2, 3, 1, 2, 3])[:, None]], [_ROWS], "your rows do not sum to 1"),
+    ([_ROWS.exp() * 2 - 3], [_ROWS.exp()], "× (the right one) +"),
+    ([_ROWS ** 0.5], [_ROWS], "raised to the power 1/2"),
+    ([_TOEPLITZ + torch.arange(5.0)[:, None] * 0.3 * (_OFFSETS == 2)], [_TOEPLITZ], "not a function of j - i"),
+    ([torch.cat((_ROWS[:, :1] * 4, _ROWS[:, 1:]), -1)], [_ROWS], "times its own factor (4, 1, 1, 1, 1, 1, ...)"),
+    ([torch.cat((_ROWS[:, :1] ** 2, _ROWS[:, 1:]), -1)], [_ROWS], "except at index 0 (the first entry) along axis -1"),
+])
+def test_each_output_reading_names_its_transformation(got, expected, phrase):
+    text = _read(got, expected)
+    assert text is not None and phrase in text, text
+
+
+def test_a_factor_is_said_in_the_arguments_terms_when_one_expression_fits_every_case():
+    """√d on two cases with different d is read as √d; the same number on one case only is left to the constant."""
+    first, second = _TABLE[:, :4], _TABLE[:3]
+    text = _read([first * 2, second * math.sqrt(8)], [first, second], args=(4, 8), names=("seq_len", "dim"))
+    assert text is None or "√dim" not in text  # 2 and √8 are not one expression of the case's numbers
+    from posenc.exercises._readings import _Case
+    from posenc.exercises._transforms import _affine, _Failure
+
+    failures = [_Failure(_Case((n, d), "probe"), _TABLE[:3, :2] * math.sqrt(d), _TABLE[:3, :2]) for n, d in
+                ((6, 9), (5, 25))]
+    assert "your answer is √dim times the right one" in _affine(failures, ("seq_len", "dim"))
+    # √d = n - 1 on both cases: the inputs cannot tell the two readings apart, so both are said
+    failures = [_Failure(_Case((n, d), "probe"), _TABLE[:3, :2] * math.sqrt(d), _TABLE[:3, :2]) for n, d in
+                ((3, 4), (5, 16))]
+    assert "seq_len - 1 (or √dim: equal on every failed input)" in _affine(failures, ("seq_len", "dim"))
+
+
+def test_a_reading_that_leaves_a_case_unexplained_is_not_named():
+    """Two slips at once (a layout and a sign), or different slips on two cases: no transformation explains both."""
+    mixed = _TABLE[:, [*range(0, 8, 2), *range(1, 8, 2)]] * torch.tensor([1.0, -1] * 4)
+    assert _read([mixed], [_TABLE]) is None
+    assert _read([_TABLE * torch.tensor([1.0, -1] * 4), _TABLE[:, [1, 0, 3, 2, 5, 4, 7, 6]]], [_TABLE, _TABLE]) is None
+    assert _read([_TABLE + 1e-7], [_TABLE]) is None  # rounding is no slip
+
+
+@pytest.mark.parametrize(("check", "first", "second", "phrase"), [
+    (check_ntk_frequencies, lambda d, b, s: ntk_frequencies(d, b / 2, factor=s),
+     lambda d, b, s: ntk_frequencies(d, base=0.5 * b, factor=s), "the right one for base/2 in place of base"),
+    (check_yarn_frequencies,
+     lambda d, b, s, n, f, w: yarn_frequencies(d, b, factor=s + 1, original_max_position=n, beta_fast=f, beta_slow=w),
+     lambda d, b, s, n, f, w: yarn_frequencies(d, b, factor=1 + s, original_max_position=n, beta_fast=f,
+                                               beta_slow=w)[0],
+     "the right one for factor + 1 in place of factor"),
+    (check_apply_rope_2d, lambda x, r, c, base=10000.0: apply_rope_2d(x, r, c + 1, base=base),
+     lambda x, r, c, base=10000.0: apply_rope_2d(x, r, torch.add(c, 1), base=base),
+     "the right one for columns + 1 in place of columns"),
+    (check_attention, lambda q, k, v, mask=None: _scaled_attention(q, k, v, mask, math.sqrt(q.shape[-1]) / 2),
+     lambda q, k, v, mask=None: _scaled_attention(2 * q, k, v, mask, math.sqrt(q.shape[-1])),
+     "the right one for 2·q in place of q"),
+])
+def test_an_argument_transformed_is_read_by_every_kind_of_checker(check, first, second, phrase):
+    for rendering in (first, second):
+        assert_fails_with(check(rendering), phrase)
+
+
+def test_a_sum_that_sees_later_rows_is_read_as_not_causal():
+    from posenc.exercises import check_linear_rope_attention
+
+    def no_tril(q, k, v, base=10000.0):
+        phi_q, phi_k = torch.nn.functional.elu(q) + 1, torch.nn.functional.elu(k) + 1
+        scores = apply_rope(phi_q, base=base) @ apply_rope(phi_k, base=base).mT
+        return scores @ v / torch.tril(phi_q @ phi_k.mT).sum(-1, keepdim=True)
+
+    def no_mask_einsum(q, k, v, base=10000.0):
+        phi_q, phi_k = torch.nn.functional.elu(q) + 1, torch.nn.functional.elu(k) + 1
+        state = torch.einsum("jd,je->de", apply_rope(phi_k, base=base), v)
+        return apply_rope(phi_q, base=base) @ state / torch.tril(phi_q @ phi_k.mT).sum(-1, keepdim=True)
+
+    for rendering in (no_tril, no_mask_einsum):
+        assert_fails_with(check_linear_rope_attention(rendering), "changes when only the last row of k changes")
+
+
+def test_every_checker_but_the_relative_shift_lists_its_generic_readings():
+    import posenc.exercises as exercises
+
+    for name in exercises.__all__[1:]:
+        doc = getattr(exercises, name).__doc__
+        assert ("Generic readings" in doc) == (name != "check_relative_shift"), name
+
+
+def test_reversed_heads_and_a_wrong_prefix_are_read_in_the_exercises_terms():
+    from posenc.exercises import check_streaming_cache
+    from posenc.exercises.rotations import reference_streaming_cache
+
+    for reversed_heads in (lambda kv, h: kv.repeat_interleave(h // kv.shape[-3], dim=-3).flip(-3),
+                           lambda kv, h: torch.flip(torch.repeat_interleave(kv, h // kv.shape[-3], -3), (-3,))):
+        assert_fails_with(check_repeat_kv(reversed_heads), "in reverse order along axis -3")
+
+    def sinks_rotated(cached, window, sinks=4):
+        kept = reference_streaming_cache(cached, window, sinks)
+        return torch.cat((apply_rope(kept[..., :sinks, :], torch.full((sinks,), -1)), kept[..., sinks:, :]), -2)
+
+    def sinks_zeroed(cached, window, sinks=4):
+        kept = reference_streaming_cache(cached, window, sinks).clone()
+        kept[..., :sinks, :] = 2 * kept[..., :sinks, :] + 1
+        return kept
+
+    for rendering in (sinks_rotated, sinks_zeroed):
+        assert_fails_with(check_streaming_cache(rendering), "except at the first sinks entries along axis -2")
+
+
+def test_a_row_mixed_with_the_others_is_not_called_a_missing_causal_mask():
+    from posenc.exercises.foundations import reference_cross_attention
+
+    for mixed in (lambda y, z, wq, wk, wv: reference_cross_attention(y, z, wq, wk, wv) + (y @ wv).mean(0),
+                  lambda y, z, wq, wk, wv: reference_cross_attention(y - y.mean(0), z, wq, wk, wv)):
+        text = feedback(check_cross_attention(mixed))
+        assert "causal" not in text
+        assert "each output row must use its own row of y only" in text, text
+
+
+def test_a_per_setting_coincidence_is_not_called_an_ignored_argument():
+    """Buckets for 2·max_distance equal, on one setting, those for the default 128: "ignored" would be false."""
+    text = feedback(check_t5_bucket(lambda r, bidirectional=True, num_buckets=32, max_distance=128:
+                                    t5_relative_position_bucket(r, bidirectional, num_buckets, 2 * max_distance)))
+    assert "argument is ignored" not in text
+    assert "the right one for 2·max_distance in place of max_distance" in text
+    text = feedback(check_sinusoidal(lambda n, d, base=10000.0: torch.stack([
+        (torch.arange(n, dtype=torch.float64)[:, None] * base ** (-torch.arange(0, d, 2) / max(d - 2, 1))).sin(),
+        (torch.arange(n, dtype=torch.float64)[:, None] * base ** (-torch.arange(0, d, 2) / max(d - 2, 1))).cos()],
+        -1).flatten(-2)))
+    assert "fits base 1e+08" not in text

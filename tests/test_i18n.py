@@ -1,15 +1,26 @@
 """The Chinese edition's catalogs (bookkit.i18n): the check against hand-made catalogs, the glossary's
-Chinese forms, the extraction configuration, and the committed catalogs of the translated documents."""
+Chinese forms, the extraction configuration, the committed catalogs of the translated documents; and
+the text Sphinx alone misses (bookkit.i18n_sphinx), extracted and translated in a one-page book."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
+import nbformat
+import plotly.graph_objects as go
 import pytest
 import yaml
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import write_po
-from bookkit import i18n
+from bookkit import i18n, i18n_sphinx
+from myst_nb.ext.glue import GLUE_PREFIX
+
+from posenc.interactive import interactive_figure
 
 ROOT = Path(__file__).resolve().parents[1]
 GLOSSARY = """# Glossary
@@ -186,3 +197,145 @@ def test_chinese_config_reads_the_english_cache_and_the_catalogs(tmp_path: Path)
 def test_without_an_english_cache_every_notebook_counts_as_unexecuted(tmp_path: Path) -> None:
     notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))[:2]
     assert i18n.uncached(tmp_path, notebooks) == notebooks
+
+
+# ---- what Sphinx alone does not extract (bookkit.i18n_sphinx) and Babel's format flags ----------
+
+
+def test_the_extension_is_loaded_by_extraction_and_chinese_site_only(tmp_path: Path) -> None:
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    assert i18n.EXTENSION not in config["sphinx"]["local_extensions"]  # the English build is unchanged
+    assert i18n.EXTENSION in i18n.gettext_config(config, ROOT)["sphinx"]["local_extensions"]
+    chinese = i18n.chinese_config(config, ROOT, tmp_path / "cache", tmp_path / "locale")
+    assert i18n.EXTENSION in chinese["sphinx"]["local_extensions"]
+    assert chinese["sphinx"]["config"]["locale_dirs"] == [str((tmp_path / "locale").resolve())]
+
+
+def test_only_cells_with_words_and_written_in_a_table_are_messages() -> None:
+    assert i18n_sphinx.has_words("self-attention") and i18n_sphinx.has_words("cited {cite}`vllm2024rope`")
+    assert i18n_sphinx.has_words("一致")
+    for nothing in ("$O(n^2 d)$", "`rotate_half`", "{glue:text}`ch1-loss:.2f`", "0.25", "—"):
+        assert not i18n_sphinx.has_words(nothing), nothing
+    written = "| layer | cost |\n|---|---|\n| self-attention | $O(n)$ |\nrecurrent | $O(n)$\nA *proof* on paper."
+    assert all(i18n_sphinx.written_cell(cell, written) for cell in ("layer", "self-attention", "recurrent"))
+    assert not i18n_sphinx.written_cell("proof", written)  # a generated cell that the prose merely mentions
+    assert not i18n_sphinx.written_cell("2 h 45 min", written)
+
+
+def test_interactive_alts_are_read_from_literals_and_names_bound_to_them() -> None:
+    source = (
+        'walk_alt = ("A ring of points "\n    "around the origin. ")\n'
+        'glue_figure("fig-a", interactive_figure(walk, alt=walk_alt, height=560))\n'
+        'glue_figure("fig-b", interactive_figure(dot, height=400,\n    alt="Two curves."))\n'
+        "figure = interactive_figure(table, alt=computed)  # not a literal: no message\n"
+    )
+    assert i18n_sphinx.interactive_alts(source) == ["A ring of points around the origin.", "Two curves."]
+    assert i18n_sphinx.interactive_alts("%matplotlib inline\nx = 1") == []
+    metadata = {"mystnb": {"figure": {"caption": "Weights.", "name": "fig-w"}, "image": {"alt": "Heatmaps."}}}
+    assert i18n_sphinx.cell_messages(metadata, "plot()") == ("Weights.", "Heatmaps.", [])
+    assert i18n_sphinx.cell_messages({"tags": ["hide-input"]}, "x = 1") == (None, None, [])
+
+
+def test_format_flags_are_dropped_so_msgfmt_accepts_a_correct_translation(tmp_path: Path) -> None:
+    english = "GPT-NeoX-20B rotates the first 25 % of each head, see {numref}`fig-partial`."
+    chinese = "GPT-NeoX-20B 只旋转每个头的前 25% 的坐标，见 {numref}`fig-partial`。"
+    path = tmp_path / "zh_CN" / "LC_MESSAGES" / "notebooks" / "06_x.po"
+    write_catalog(path, {english: (chinese, False), TITLE: ("入门", True)})
+    assert "python-format" in path.read_text(encoding="utf-8")  # what Babel (and sphinx-intl) write
+    msgfmt = shutil.which("msgfmt")
+    if msgfmt:
+        assert subprocess.run([msgfmt, "-c", "-o", os.devnull, str(path)], capture_output=True).returncode != 0
+    assert i18n.unflag(tmp_path) == [path]
+    text = path.read_text(encoding="utf-8")
+    assert "python-format" not in text and "python-brace-format" not in text
+    assert "#, fuzzy\n" in text and i18n.load(path).get(english).string == chinese  # nothing else changed
+    assert i18n.unflag(tmp_path) == []
+    if msgfmt:
+        assert subprocess.run([msgfmt, "-c", "-o", os.devnull, str(path)], capture_output=True).returncode == 0
+
+
+# A one-page book with every kind of text Sphinx alone misses: a Markdown table, an exercise title, a
+# code cell's figure caption and alt text (mystnb metadata), an interactive figure's alt= text and a
+# {glue:figure} caption.
+TINY_TEXT = {
+    "layer": "层",
+    "self-attention": "自注意力",
+    "A rotate_half that reads the wrong coordinates": "读错坐标的 rotate_half",
+    "Weights of one head, $A(X)$.": "一个头的权重 $A(X)$。",
+    "Three square heatmaps.": "三幅方形热图。",
+    "A ring of points around the origin.": "绕原点的一圈点。",
+    "The ring, with a slider (interactive).": "这一圈点，带滑块（交互式）。",
+}
+TINY_CONF = """
+extensions = ["myst_nb", "sphinx_exercise", "bookkit.i18n_sphinx"]
+nb_execution_mode = "off"
+myst_enable_extensions = ["colon_fence", "dollarmath"]
+gettext_compact = False
+locale_dirs = ["locale"]
+exclude_patterns = ["_build", "locale"]
+"""
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
+
+
+def tiny_notebook(executed: bool) -> nbformat.NotebookNode:
+    """The one-page book's notebook, as committed (no outputs) or as the English build executed it."""
+    figure_source = 'walk_alt = "A ring of points around the origin. "\nglue_figure("fig-live", '
+    figure_source += "interactive_figure(ring, alt=walk_alt))"
+    plot = nbformat.v4.new_code_cell("plot_weights()", metadata={"mystnb": {
+        "figure": {"caption": "Weights of one head, $A(X)$.", "name": "fig-weights"},
+        "image": {"alt": "Three square heatmaps."}}})
+    live = nbformat.v4.new_code_cell(figure_source)
+    if executed:
+        plot.outputs = [nbformat.v4.new_output("display_data", {"image/png": PIXEL, "text/plain": "<Figure>"})]
+        bundle = interactive_figure(go.Figure(), alt="A ring of points around the origin.")._repr_mimebundle_()
+        live.outputs = [nbformat.v4.new_output(
+            "display_data", {GLUE_PREFIX + mime: value for mime, value in bundle.items()},
+            metadata={"scrapbook": {"name": "fig-live", "mime_prefix": GLUE_PREFIX}})]
+    return nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell(
+            "# A tiny chapter\n\n```{table} Two layers\n:name: tab-tiny\n\n"
+            "| layer | cost |\n|---|---|\n| self-attention | $O(n^2 d)$ |\n```\n\n"
+            "```{exercise} A rotate_half that reads the wrong coordinates\n:label: ex-tiny\n\nFix it.\n```\n\n"
+            "```{solution} ex-tiny\n:label: sol-tiny\n\nRead the halves.\n```"),
+        plot,
+        live,
+        nbformat.v4.new_markdown_cell(
+            "```{glue:figure} fig-live\n:name: fig-live\n\nThe ring, with a slider (interactive).\n```"),
+    ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+
+
+def sphinx_build(source: Path, builder: str, output: Path, *options: str) -> None:
+    # In a subprocess: Sphinx registers directives in docutils' global tables.
+    result = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-b", builder, *options, str(source), str(output)],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_missed_text_is_extracted_and_translated_on_the_chinese_site(tmp_path: Path) -> None:
+    book = tmp_path / "book"
+    book.mkdir()
+    (book / "conf.py").write_text(TINY_CONF, encoding="utf-8")
+    (book / "index.md").write_text("# Index\n\n```{toctree}\ntiny\n```\n", encoding="utf-8")
+    nbformat.write(tiny_notebook(executed=False), book / "tiny.ipynb")
+    sphinx_build(book, "gettext", tmp_path / "gettext")
+    english = i18n.english_messages(tmp_path / "gettext" / "tiny.pot")
+    assert set(TINY_TEXT) <= set(english), set(TINY_TEXT) - set(english)
+    assert not [m for m in english if "O(n^2 d)" in m and m.startswith("$")]  # a math-only cell is no message
+
+    catalog = Catalog(locale="zh_CN")
+    for message in english:
+        catalog.add(message, TINY_TEXT.get(message, ""))
+    (book / "locale" / "zh_CN" / "LC_MESSAGES").mkdir(parents=True)
+    with (book / "locale" / "zh_CN" / "LC_MESSAGES" / "tiny.po").open("wb") as file:
+        write_po(file, catalog)
+    nbformat.write(tiny_notebook(executed=True), book / "tiny.ipynb")
+    sphinx_build(book, "html", tmp_path / "html", "-D", "language=zh_CN")
+    page = (tmp_path / "html" / "tiny.html").read_text(encoding="utf-8")
+    math = r'<span class="math notranslate nohighlight">\(A(X)\)</span>'
+    for chinese in TINY_TEXT.values():
+        assert chinese.replace("$A(X)$", math) in page, chinese
+    assert 'alt="三幅方形热图。"' in page  # the image's alt text
+    ring = "绕原点的一圈点。"  # the interactive figure's alt text, in its attribute and in its script
+    assert f'aria-label="{ring}"' in page and f'"aria-label", {json.dumps(ring)}' in page
+    assert page.count("读错坐标的 rotate_half") == 2  # the exercise's title and its solution's
+    assert 'aria-label="A ring' not in page and "Weights of one head" not in page and "wrong coordinates" not in page

@@ -150,6 +150,8 @@ def test_bits_as_sine_signs_draws_each_bit_as_the_sign_of_its_sine():
         assert ax.get_ylabel() == f"bit {bit}"
     assert wave_axes[-1].get_xlabel() == "position i"
     assert ladder_ax.get_yscale() == "log"
+    ticks = ladder_ax.get_xticks()  # the index axis: whole numbers only
+    np.testing.assert_array_equal(ticks, np.round(ticks))
     bits_line, pairs_line = ladder_ax.get_lines()[:2]
     np.testing.assert_allclose(bits_line.get_ydata(), ladders["bits"].numpy())
     np.testing.assert_allclose(pairs_line.get_ydata(), ladders["pairs"])

@@ -180,6 +180,14 @@ def test_bound_panels_draws_the_bounds_and_their_octave_steps():
     np.testing.assert_allclose(steps[3].get_ydata(), [2.0, 1.8, 1.3])
     assert right.get_xscale() == "log" and right.xaxis.get_transform().base == 2
     assert any(list(line.get_ydata()) == [0.4, 0.4] for line in left.lines)  # the reference level
+    assert [text.get_text() for text in left.get_legend().get_texts()] == ["b1", "b2"]  # unnamed by default
+    named = bound_panels(offsets, bounds, octaves, level=0.4, shown=5, level_label="random phases")
+    for ax in named.axes:  # named in both legends, drawn at the level
+        (line,) = [line for line in ax.lines if line.get_label() == "random phases"]
+        assert list(line.get_ydata()) == [0.4, 0.4] and line.get_linestyle() == "--"
+        assert "random phases" in [text.get_text() for text in ax.get_legend().get_texts()]
+    with pytest.raises(TypeError, match="level_label"):
+        bound_panels(offsets, bounds, octaves, 0.4, level_label=1)
     with pytest.raises(ValueError, match="same labels"):
         bound_panels(offsets, bounds, {"b1": octaves["b1"]}, 0.4)
     with pytest.raises(ValueError, match="2 octave means but 3 maxima"):

@@ -65,7 +65,8 @@ def test_scores_match_an_independent_per_sequence_computation(recall_batch):
     scored = labels != IGNORE
     expected = -logits.log_softmax(-1).gather(-1, labels.clamp(min=0)[..., None])[..., 0]
     position = 40
-    assert loss[position].item() == pytest.approx(expected[:, position].double().mean().item(), rel=1e-5)
+    # float32 logits: the loss of a confident model (about 1e-3 nats) agrees to 1e-6 absolute
+    assert loss[position].item() == pytest.approx(expected[:, position].double().mean().item(), rel=1e-5, abs=1e-6)
     assert accuracy[position] == (logits[:, position].argmax(-1) == labels[:, position]).double().mean()
     assert torch.isnan(loss[~scored.any(0)]).all() and not torch.isnan(loss[scored.any(0)]).any()
 

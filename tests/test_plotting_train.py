@@ -86,3 +86,13 @@ def test_loss_by_position_draws_lines_bands_floor_and_training_length():
         loss_by_position({"a": ([1, 2], [1], [1], [1])}, floor=0, train_len=2)
     with pytest.raises(ValueError, match="empty"):
         loss_by_position({}, floor=0, train_len=2)
+
+
+def test_accuracy_panels_draw_fine_tune_steps_on_a_linear_axis_from_zero():
+    steps = (0, 10, 25, 50, 100)
+    fig, axes = accuracy_panels(steps, {"recall": {"PI": np.array([[0.1, 0.5, 0.8, 0.9, 1.0]])}},
+                                chance=1 / 16, xscale="linear", xlabel="fine-tune step")
+    assert axes[0].get_xscale() == "linear" and axes[0].get_xlabel() == "fine-tune step"
+    np.testing.assert_allclose(axes[0].get_lines()[0].get_xdata(), steps)
+    with pytest.raises(ValueError, match="xscale"):
+        accuracy_panels(steps, {"p": {"PI": np.ones((1, 5))}}, chance=0.1, xscale="log")

@@ -3,6 +3,7 @@ and named with the command that refreshes them, and a retrained sample reproduce
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import lzma
 from dataclasses import replace
@@ -10,7 +11,7 @@ from dataclasses import replace
 import pytest
 import torch
 
-from posenc import corpus, experiments, store
+from posenc import corpus, experiments, rotary, store, stretch, stretch_eval
 from posenc.experiments import StopRule, TrainConfig, evaluate
 from posenc.store import cli, files, provenance, registry, training
 
@@ -268,6 +269,58 @@ def test_a_stored_watched_model_reproduces_its_accuracy_by_position(one_thread):
     again = torch.tensor(training.band_accuracy(store.load(family.name, 0), family.config))
     assert torch.equal(stored.isnan(), again.isnan())
     assert (stored - again).nan_to_num().abs().max() <= 3 / training.BAND_SEQUENCES
+
+
+def test_a_rope_base_is_trained_stored_and_inherited_by_its_fine_tunes(tmp_path, monkeypatch, one_thread):
+    based = replace(WATCHED, name="test-tiny-base10", seeds=(0,), rope_base=10.0)
+    tuned = store.ModelSpec("test-tiny-base10-pi-ft", based.config, seeds=(0,), stop=None, eval_scales=(1,),
+                            finetune=stretch.FineTune(based.name, "pi", factor=2.0, steps=4, checkpoints=(0, 4)))
+    for family in (based, tuned):
+        monkeypatch.setitem(registry._REGISTRY, family.name, family)
+    assert store.fingerprint(based, 0) != store.fingerprint(replace(based, rope_base=None), 0)
+    _, info = store.retrain(based.name, 0, directory=tmp_path, progress=False)
+    loaded = store.load(based.name, 0, directory=tmp_path)
+    assert info["rope_base"] == 10.0 and [block.attention.rotary.base for block in loaded.blocks] == [10.0]
+    # the same weights with base-10 frequencies given explicitly compute the same; with 10 000, not
+    head_dim = based.config.dim // based.config.num_heads
+    x = torch.randint(16, (2, 3 * based.config.train_len), generator=torch.Generator().manual_seed(0))
+    explicit = stretch_eval.with_frequencies(copy.deepcopy(loaded), rotary.rope_frequencies(head_dim, 10.0))
+    default = stretch_eval.with_frequencies(copy.deepcopy(loaded), rotary.rope_frequencies(head_dim))
+    torch.testing.assert_close(explicit(x), loaded(x))
+    assert not torch.allclose(default(x), loaded(x))
+    # the fine-tune stretches the base-10 layers, and its step-0 checkpoint is the rule zero-shot
+    _, tuned_info = store.retrain(tuned.name, 0, directory=tmp_path)
+    assert [block.attention.rotary.base for block in store.load(tuned.name, 0, directory=tmp_path).blocks] == [10.0]
+    assert sorted(tuned_info["checkpoints"]) == ["0", "4"]
+    length = round(2 * 2.0 * based.config.train_len)
+    scored = experiments.make_batch(based.config, training.FINETUNE_SEQUENCES, length,
+                                    generator=torch.Generator().manual_seed(training._FINETUNE_SEED))
+    zero_shot = stretch.stretch(loaded, "pi", factor=2.0, train_len=based.config.train_len)
+    accuracy = stretch_eval.scores_by_position(zero_shot, *scored)[0]
+    stored = torch.tensor(tuned_info["checkpoints"]["0"]["accuracy_by_position"], dtype=torch.float64)
+    torch.testing.assert_close(stored, accuracy, atol=1e-5, rtol=0, equal_nan=True)
+    with pytest.raises(ValueError, match="rope_base"):
+        replace(WATCHED, config=replace(WATCHED.config, position="alibi"), rope_base=10.0)
+    with pytest.raises(ValueError, match="rope_base"):
+        replace(TINY, rope_base=10.0)  # not watched
+    with pytest.raises(ValueError, match="rope_base"):
+        replace(based, rope_base=-1.0)
+
+
+def test_a_stored_fine_tune_records_its_rule_zero_shot_at_step_0(one_thread):
+    family = store.spec("ch9-recall-pi-ft-b10")
+    if not files._paths(family.name, 0)[1].is_file() or "checkpoints" not in store.manifest(family.name, 0):
+        pytest.skip("ch9-recall-pi-ft-b10 is not in the store yet (make train ONLY='ch9-*')")
+    plan, config = family.finetune, family.config
+    scored = experiments.make_batch(config, training.FINETUNE_SEQUENCES, round(2 * plan.factor * config.train_len),
+                                    generator=torch.Generator().manual_seed(training._FINETUNE_SEED))
+    base = stretch.stretch(store.load(plan.base, 0), plan.rule, factor=plan.factor, train_len=config.train_len)
+    info = store.manifest(family.name, 0)
+    for step, model in (("0", base), (str(plan.steps), store.load(family.name, 0))):
+        stored = torch.tensor(info["checkpoints"][step]["accuracy_by_position"], dtype=torch.float64)
+        again = stretch_eval.scores_by_position(model, *scored)[0]
+        # the last checkpoint was scored before the weights were rounded to float16: a few answers
+        assert (stored - again).nan_to_num().abs().max() <= 3 / training.FINETUNE_SEQUENCES, step
 
 
 # --------------------------------------------------------------------------- the text models

@@ -4,12 +4,13 @@ anything else stays stale for make train."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
 
 import pytest
 
 from posenc import store
-from posenc.experiments import TrainConfig
+from posenc.experiments import StopRule, TrainConfig
 from posenc.store import provenance, registry
 
 TINY = store.ModelSpec(
@@ -50,3 +51,16 @@ def test_a_seed_that_retrains_differently_or_a_changed_config_stays_stale(traine
     monkeypatch.setitem(registry._REGISTRY, TINY.name, replace(TINY, config=replace(TINY.config, steps=31)))
     assert store.restamp(TINY.name, directory=trained, log=messages.append) == []
     assert "config changed" in messages[-1]
+
+
+def test_a_watched_family_whose_accuracy_by_position_holds_nan_is_renewed(tmp_path, monkeypatch):
+    watched = replace(TINY, name="test-restamp-watched", seeds=(0,), eval_scales=(1,),
+                      watch=StopRule(threshold=0.2, check_every=10, num_sequences=16))
+    monkeypatch.setitem(registry._REGISTRY, watched.name, watched)
+    store.retrain(watched.name, 0, directory=tmp_path, progress=False)
+    by_position = store.manifest(watched.name, 0, directory=tmp_path)["metrics"]["accuracy_by_position"]
+    assert any(math.isnan(value) for value in by_position)  # positions with nothing to score
+    real = store.code_hash()
+    monkeypatch.setattr(provenance, "code_hash", lambda: "a changed training code " + real)
+    messages: list[str] = []
+    assert store.restamp(watched.name, directory=tmp_path, log=messages.append) == [watched.name], messages

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 import torch
@@ -133,3 +134,31 @@ def test_a_stored_fine_tune_loads_stretched_and_goes_stale_with_its_base(tmp_pat
         "test-tiny-*", directory=tmp_path)
     with pytest.raises(ValueError, match="stop=None"):
         store.ModelSpec("bad", base.config, finetune=FineTune(base.name, "pi"))
+
+
+def test_fine_tune_checkpoints_see_the_model_before_and_during_training() -> None:
+    config = TrainConfig(task="lookback", position="rope", dim=32, num_heads=1, num_layers=1, batch_size=8)
+    x = tokens(3 * config.train_len)
+    torch.manual_seed(0)
+    zero_shot = stretch(build_model(config), "pi", factor=2.0, train_len=config.train_len).eval()(x)
+    seen: dict[int, torch.Tensor] = {}
+
+    def record(step: int, model: torch.nn.Module) -> None:
+        assert not model.training
+        seen[step] = model(x).detach()
+
+    torch.manual_seed(0)
+    plan = FineTune("any", "pi", factor=2.0, steps=12, learning_rate=3e-3, checkpoints=(0, 5, 12))
+    model, losses, _ = fine_tune(build_model(config), config, plan, seed=0, on_checkpoint=record)
+    assert sorted(seen) == [0, 5, 12] and len(losses) == 12
+    torch.testing.assert_close(seen[0], zero_shot)  # step 0: the rule zero-shot, no update yet
+    torch.testing.assert_close(seen[12], model(x))  # the last checkpoint is the returned model
+    assert not torch.allclose(seen[5], seen[0]) and not torch.allclose(seen[5], seen[12])
+    torch.manual_seed(0)
+    unwatched, plain_losses, _ = fine_tune(build_model(config), config, replace(plan, checkpoints=()), seed=0)
+    assert plain_losses == losses  # scoring at checkpoints changes nothing that is trained
+    for value, other in zip(model.state_dict().values(), unwatched.state_dict().values(), strict=True):
+        assert torch.equal(value, other)
+    for bad in ((5, 0), (0, 13), (-1,)):
+        with pytest.raises(ValueError, match="checkpoints"):
+            FineTune("base", "pi", steps=12, checkpoints=bad)

@@ -2,9 +2,8 @@ r"""Stretching a trained RoPE model: new frequencies at inference, and a fine-tu
 
 Chapter 9 applies every context-extension rule of :mod:`posenc.scaling` to the rotary layers of
 a trained :class:`~posenc.experiments.model.TinyCausalLM` and measures it beyond the training length,
-first zero-shot, then after the same fine-tune at the target length for every rule (as Chen et
-al. 2023 fine-tune position interpolation; here the fine-tune sees more tokens than the base's
-pre-training, so it is re-training rather than a short adaptation, as chapter 9 says). The model store
+first zero-shot, then after the same short fine-tune at the target length for every rule (as Chen et
+al. 2023 fine-tune position interpolation, with a tenth of the base's pre-training tokens). The model store
 (:mod:`posenc.store`) keeps the fine-tuned models; this module holds what both need.
 
 Shapes: ``B`` batch, ``h`` heads, ``n`` tokens, ``d`` head dimension.
@@ -26,6 +25,7 @@ Rules (:data:`STRETCH_RULES`), for a model trained at length ``L`` and a factor 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 
@@ -166,6 +166,8 @@ class FineTune:
         steps: optimiser steps (constant learning rate, AdamW, gradients clipped at 1).
         learning_rate: AdamW learning rate.
         batch_size: sequences of length ``s L`` per step.
+        checkpoints: steps after which the store scores the model on fixed sequences (``0``:
+            before the first update, the rule zero-shot), increasing, at most ``steps``.
     """
 
     base: str
@@ -174,6 +176,7 @@ class FineTune:
     steps: int = 100
     learning_rate: float = 1e-3
     batch_size: int = 16
+    checkpoints: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         check_choice("rule", self.rule, tuple(r for r in STRETCH_RULES if r != "dynamic-ntk"))
@@ -181,15 +184,30 @@ class FineTune:
         check_int("steps", self.steps, minimum=1)
         check_positive_float("learning_rate", self.learning_rate)
         check_int("batch_size", self.batch_size, minimum=1)
+        steps = [check_int("checkpoints entry", step, minimum=0) for step in self.checkpoints]
+        if steps != sorted(set(steps)) or (steps and steps[-1] > self.steps):
+            raise ValueError(f"checkpoints must increase from 0 and not pass steps={self.steps}, "
+                             f"got {self.checkpoints}")
 
 
 def fine_tune(
-    model: TinyCausalLM, config: TrainConfig, plan: FineTune, seed: int
+    model: TinyCausalLM,
+    config: TrainConfig,
+    plan: FineTune,
+    seed: int,
+    on_checkpoint: Callable[[int, TinyCausalLM], None] | None = None,
 ) -> tuple[TinyCausalLM, list[float], float]:
     """Stretch ``model`` by ``plan.rule`` and train it ``plan.steps`` steps at length ``s L``.
 
     The data are ``config``'s task at the new length, drawn from a generator seeded with
     ``seed`` (a stream different from the one the model was trained on).
+
+    Args:
+        model, config: the trained model and its training configuration.
+        plan: the fine-tune.
+        seed: seeds the fine-tune's data.
+        on_checkpoint: called as ``on_checkpoint(step, model)`` (in evaluation mode, training
+            resumes after it) at every step of ``plan.checkpoints``; its time is not counted.
 
     Returns:
         ``(model in evaluation mode, the training losses, seconds)``.
@@ -203,9 +221,16 @@ def fine_tune(
     data = torch.Generator().manual_seed(1_000_003 + seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=plan.learning_rate, weight_decay=0.01)
     losses: list[float] = []
-    start = time.perf_counter()
-    model.train()
-    for _ in range(plan.steps):
+    seconds = 0.0
+
+    def checkpoint(step: int) -> None:
+        if on_checkpoint is not None and step in plan.checkpoints:
+            on_checkpoint(step, model.eval())
+
+    checkpoint(0)
+    for step in range(1, plan.steps + 1):
+        start = time.perf_counter()
+        model.train()
         tokens, labels = make_batch(config, plan.batch_size, length, generator=data)
         logits = model(tokens)
         loss = F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=IGNORE)
@@ -214,4 +239,6 @@ def fine_tune(
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         losses.append(loss.item())
-    return model.eval(), losses, time.perf_counter() - start
+        seconds += time.perf_counter() - start
+        checkpoint(step)
+    return model.eval(), losses, seconds

@@ -3,10 +3,12 @@
     python -m bookkit.i18n config _build/i18n/_config.yml     # the gettext build's configuration
     python -m bookkit.i18n check --pot _build/i18n/_build/gettext [--only book/intro ...]
     python -m bookkit.i18n zh-config _build/zh/_config.yml --cache _build/.jupyter_cache   # make book-zh
+    python -m bookkit.i18n unflag locale     # after sphinx-intl update (make i18n): no format flags
 
 The Chinese edition is not a second copy of the sources: Sphinx's gettext builder extracts every
 paragraph, heading, caption and admonition of the English book as a *message* (``make i18n``, with
-execution off, so nothing runs), ``sphinx-intl`` merges them into one catalog per document,
+execution off, so nothing runs; :mod:`bookkit.i18n_sphinx` adds the table cells, exercise titles and
+figure captions and alt texts it would miss), ``sphinx-intl`` merges them into one catalog per document,
 ``locale/zh_CN/LC_MESSAGES/<document>.po``, and a translator fills in each message's Chinese. A
 changed English paragraph becomes a new message (its old translation is kept as a *fuzzy*
 suggestion), so the catalogs show exactly what needs translating again.
@@ -52,7 +54,18 @@ TRANSLATED = (
     "book/intro",
     "book/notation",
     "book/references",
+    "notebooks/00_tour",
+    "notebooks/01_permutation_invariance",
+    "notebooks/02_one_hot_and_learned",
+    "notebooks/03_sinusoidal",
+    "notebooks/04_relative_position",
+    "notebooks/05_rope_derivation",
+    "notebooks/06_rope_complex_and_implementations",
+    "notebooks/07_rope_long_range",
+    "notebooks/08_trained_extrapolation",
 )
+# Loaded by the extraction and the Chinese site only, never by the English build.
+EXTENSION = "bookkit.i18n_sphinx"
 # The glossary lists its own alternative Chinese forms on purpose.
 GLOSSARY_DOCUMENT = "book/glossary"
 
@@ -104,7 +117,8 @@ def gettext_config(config: dict, root: Path) -> dict:
 
     Returns:
         A new configuration: execution off (extraction reads the sources, it runs nothing), one
-        catalog per document (``gettext_compact`` off) and no per-build message ids.
+        catalog per document (``gettext_compact`` off), no per-build message ids, and the
+        extension :mod:`bookkit.i18n_sphinx` (the text Sphinx alone would not extract).
 
     Raises:
         TypeError: if ``config`` is not a mapping.
@@ -115,7 +129,9 @@ def gettext_config(config: dict, root: Path) -> dict:
     changed["execute"] = {**config.get("execute", {}), "execute_notebooks": "off"}
     sphinx = dict(config.get("sphinx", {}))
     sphinx["local_extensions"] = {
-        name: str((root / path).resolve()) for name, path in sphinx.get("local_extensions", {}).items()
+        **{name: str((root / path).resolve()) for name, path in sphinx.get("local_extensions", {}).items()},
+        # the table cells, exercise titles, figure captions and alt texts Sphinx would miss
+        EXTENSION: str((root / "tools").resolve()),
     }
     sphinx["config"] = {**sphinx.get("config", {}), "gettext_compact": False, "gettext_uuid": False}
     changed["sphinx"] = sphinx
@@ -129,7 +145,7 @@ def write_gettext_config(output: Path, root: Path = ROOT) -> Path:
     return output
 
 
-def chinese_config(config: dict, root: Path, cache: Path) -> dict:
+def chinese_config(config: dict, root: Path, cache: Path, locale_dir: Path | None = None) -> dict:
     """The book's configuration for the Chinese site, built from the English build's executed notebooks.
 
     Args:
@@ -137,6 +153,7 @@ def chinese_config(config: dict, root: Path, cache: Path) -> dict:
         root: the book's root folder.
         cache: the English build's execution cache (``_build/.jupyter_cache``): the Chinese build
             takes every notebook's outputs from it and executes nothing (see :func:`uncached`).
+        locale_dir: the catalogs' folder, ``<root>/locale`` by default.
 
     Returns:
         A new configuration: ``language = zh_CN`` (the theme's own words in Chinese), the catalogs
@@ -148,7 +165,7 @@ def chinese_config(config: dict, root: Path, cache: Path) -> dict:
     changed["sphinx"]["config"] = {
         **changed["sphinx"]["config"],
         "language": LANGUAGE,
-        "locale_dirs": [str((root / "locale").resolve())],
+        "locale_dirs": [str((locale_dir or root / "locale").resolve())],
     }
     changed["title"] = "注意力中的位置"
     return changed
@@ -169,6 +186,41 @@ def uncached(cache: Path, notebooks: Iterable[Path]) -> list[Path]:
         except KeyError:
             missing.append(path)
     return missing
+
+
+# ---- the catalogs' flags -------------------------------------------------------------------------
+
+# Babel flags a message that looks like a Python format string: "25 % of" holds "% o", a
+# conversion, and "{numref}`fig`" a replacement field. The book's messages are MyST text, never
+# format strings, and with the flag `msgfmt -c` (and PO editors that use it) rejects a correct
+# translation such as "前 25% 的坐标". What a translation must keep is checked by `check` instead.
+FORMAT_FLAGS = ("python-format", "python-brace-format")
+
+
+def drop_format_flags(text: str) -> str:
+    """A catalog's text without Babel's format-string flags; every other flag and line unchanged."""
+    lines = []
+    for line in text.splitlines(keepends=True):
+        if line.startswith("#,"):
+            flags = [flag.strip() for flag in line[2:].split(",")]
+            kept = [flag for flag in flags if flag and flag not in FORMAT_FLAGS]
+            if not kept:
+                continue
+            line = "#, " + ", ".join(kept) + "\n"
+        lines.append(line)
+    return "".join(lines)
+
+
+def unflag(locale_dir: Path) -> list[Path]:
+    """Drop the format-string flags from every catalog under ``locale_dir``; the catalogs changed."""
+    changed = []
+    for path in sorted(locale_dir.rglob("*.po")):
+        text = path.read_text(encoding="utf-8")
+        clean = drop_format_flags(text)
+        if clean != text:
+            path.write_text(clean, encoding="utf-8")
+            changed.append(path)
+    return changed
 
 
 # ---- the glossary's Chinese forms ----------------------------------------------------------------
@@ -373,6 +425,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     chinese = commands.add_parser("zh-config", help="write the Chinese site's _config.yml")
     chinese.add_argument("output", type=Path)
     chinese.add_argument("--cache", type=Path, required=True, help="the English build's execution cache")
+    chinese.add_argument("--locale", type=Path, default=LOCALE_DIR, help="the catalogs (default: locale/)")
+    unflagger = commands.add_parser("unflag", help="drop Babel's format-string flags from the catalogs")
+    unflagger.add_argument("locale", type=Path, nargs="?", default=LOCALE_DIR)
     checker = commands.add_parser("check", help="fail on an English message with no current translation")
     checker.add_argument("--pot", type=Path, help="templates of a fresh extraction (the current English)")
     checker.add_argument("--locale", type=Path, default=LOCALE_DIR)
@@ -382,6 +437,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "config":
         print(f"gettext configuration written to {write_gettext_config(args.output)}")
         return 0
+    if args.command == "unflag":
+        changed = unflag(args.locale)
+        print(f"format-string flags dropped from {len(changed)} catalogs in {args.locale}")
+        return 0
     if args.command == "zh-config":
         missing = uncached(args.cache, sorted((ROOT / "notebooks").glob("*.ipynb")))
         if missing:
@@ -390,7 +449,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
         args.output.parent.mkdir(parents=True, exist_ok=True)
-        text = yaml.safe_dump(chinese_config(config, ROOT, args.cache), allow_unicode=True)
+        text = yaml.safe_dump(chinese_config(config, ROOT, args.cache, args.locale), allow_unicode=True)
         args.output.write_text(text, encoding="utf-8")
         print(f"Chinese configuration written to {args.output}")
         return 0

@@ -50,7 +50,10 @@ The package is organised as two modules of shared machinery, :mod:`posenc.exerci
 (running the student's function, collecting and reporting problems) and
 :mod:`posenc.exercises.comparing` (comparing with a reference, naming the mistake that explains the
 wrong entries or the property they break, with the readings that need no mistake model in a private
-module, ``posenc.exercises._readings``), and one module per family
+module, ``posenc.exercises._readings``), the catalogue of generic readings shared by every checker but the relative
+shift (the private module ``posenc.exercises._transforms``: the transformation of the right answer that gives a wrong
+one, an argument one off, doubled, squared or inverted, the output scaled, shifted, permuted or signed in part, a
+causal sum that sees later rows; each checker's docstring lists them), and one module per family
 of checkers: :mod:`posenc.exercises.attention`, :mod:`posenc.exercises.foundations`,
 :mod:`posenc.exercises.absolute`, :mod:`posenc.exercises.relative`,
 :mod:`posenc.exercises.relative_biases`, :mod:`posenc.exercises.biases`, :mod:`posenc.exercises.rotary`,
@@ -96,6 +99,22 @@ from .longrange import (
 from .extrapolation import check_extended_rows
 from .scaling import check_pi_frequencies, check_ntk_frequencies, check_dynamic_ntk_frequencies
 from .by_parts import check_yarn_frequencies, check_llama3_frequencies
+
+from ._transforms import _document_readings
+
+# Each checker's docstring lists its generic readings, generated from one text so that the 32 lists agree.
+for _checker in (check_attention, check_padded_positions, check_sinusoidal, check_shaw_index, check_t5_bucket,
+                 check_alibi_slopes, check_apply_rope, check_repeat_kv, check_apply_rope_2d, check_pi_frequencies,
+                 check_ntk_frequencies, check_dynamic_ntk_frequencies, check_yarn_frequencies,
+                 check_llama3_frequencies):
+    _document_readings(_checker, "read on a few probe inputs chosen to separate mistakes")
+for _checker in (check_cross_attention, check_position_recovery, check_position_parameter_counts, check_decayed_rows,
+                 check_concatenated_sinusoidal, check_alibi_bias_from_slopes, check_reversal_gap,
+                 check_alibi_bias_at_positions, check_unrotated_outputs, check_linear_rope_attention,
+                 check_decode_positions, check_streaming_cache, check_rope_matrix_2d_blocks, check_slowest_wavelength,
+                 check_expected_score, check_score_asymmetry, check_positional_head_query, check_extended_rows):
+    _document_readings(_checker, "read on its hidden cases")
+del _checker
 
 __all__ = [
     "CheckResult",

@@ -19,6 +19,8 @@ from typing import Any
 import torch
 
 from .._validation import check_int
+from ._readings import _Case
+from ._transforms import _probing
 from .checking import (
     _EPS32,
     _SEED,
@@ -145,7 +147,19 @@ def check_padded_positions(fn: Callable[..., Any], padding_idx: int = 1) -> Chec
             f"{values}, and through the default padding_idx=1)",
         ]
 
-    return _run_checker("padded positions", fn, body)
+    return _run_checker("padded positions", fn, body, reading=_probing(
+        fn, ("positions",), _padded_probe_reference, _padded_probes(), "the positions", ("input_ids", "padding_idx")))
+
+
+def _padded_probe_reference(input_ids: torch.Tensor, padding_idx: int = 1) -> torch.Tensor:
+    return _padded_reference(input_ids, padding_idx, padding_idx)
+
+
+def _padded_probes() -> list[_Case]:
+    """Probe inputs: padding at the end, at the start and in the middle, the default padding_idx and others."""
+    ids = torch.tensor([[5, 9, 7, 4, 1, 1], [1, 1, 6, 8, 3, 9], [4, 1, 6, 1, 1, 2]])
+    return [_Case((ids,), "probe"), _Case((ids.where(ids != 1, 0),), "probe", {"padding_idx": 0}),
+            _Case((ids.where(ids != 1, 3),), "probe", {"padding_idx": 3})]
 
 
 def _padded_case(session: _Session, ids: torch.Tensor, pad: int, explicit: bool) -> None:
@@ -311,7 +325,7 @@ def _sinusoid_bound(seq_len: int, offset: int = 0) -> torch.Tensor:
     return (2e-6 + 8 * _EPS32 * positions)[:, None]
 
 
-def _explain_sinusoid(variant: _SinusoidVariant, base: float) -> str:
+def _explain_sinusoid(variant: _SinusoidVariant, base: float, dim: int) -> str:
     parts = []
     if variant.concatenated:
         parts.append(
@@ -341,6 +355,12 @@ def _explain_sinusoid(variant: _SinusoidVariant, base: float) -> str:
             parts.append(
                 "your table fits base 1000 instead of 10000 (θ'_ℓ = 1000^(-2ℓ/dim)) — the \"1000 vs 10000\" bug: "
                 "check the constant in your frequencies, or use the base argument"
+            )
+        elif dim <= 4:  # one frequency besides θ_0 = 1: a wrong base and a wrong exponent give the same table
+            parts.append(
+                f"your second pair turns at {_num(float(wrong) ** (-2 / dim))} per position, not θ_1 = "
+                f"{_num(base ** (-2 / dim))}: with dim = {dim} a wrong base and a wrong exponent look alike, so check "
+                "both the exponent -2ℓ/dim and the base"
             )
         else:
             parts.append(
@@ -427,7 +447,14 @@ def check_sinusoidal(fn: Callable[..., Any]) -> CheckResult:
             verified.append("far positions (up to 2047) are exact to float32 rounding")
         return verified
 
-    return _run_checker("sinusoidal encoding", fn, body)
+    return _run_checker("sinusoidal encoding", fn, body, reading=_probing(
+        fn, ("sinusoid values",), _sinusoid_probe_reference,
+        [_Case((n, d), "probe", {"base": b}) for n, d, b in ((50, 16, 1e4), (20, 8, 1e2), (7, 32, 5e2))],
+        "the table", ("seq_len", "dim"), atol=1e-4, rtol=1e-4))
+
+
+def _sinusoid_probe_reference(seq_len: int, dim: int, base: float = 10000.0) -> torch.Tensor:
+    return _SinusoidVariant().table(seq_len, dim, base)
 
 
 def _sinusoidal_case(session: _Session, seq_len: int, dim: int, base: float | None) -> None:
@@ -514,8 +541,8 @@ def _diagnose_sinusoid(
         if bool(((got - table).abs() <= _sinusoid_bound(seq_len, variant.offset)).all()):
             base_kind = "" if variant.base is None else "10000" if variant.base == 10000.0 else "other"
             flags = (variant.concatenated, variant.cos_first, variant.pair_exponent, base_kind, variant.offset)
-            key = f"sinusoid {flags}"
-            return _Problem(key, f"{located(variant)}: {_explain_sinusoid(variant, base)}")
+            key = f"sinusoid {flags}" + (" dim 4" if dim <= 4 else "")  # an ambiguous reading: listed apart
+            return _Problem(key, f"{located(variant)}: {_explain_sinusoid(variant, base, dim)}")
     error = (got - expected).abs()
     rows_error = error.max(dim=-1).values
     near = rows_error[: min(seq_len, 16)]

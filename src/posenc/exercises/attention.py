@@ -17,6 +17,8 @@ import torch
 import torch.nn.functional as F
 
 from ..attention import attention_weights
+from ._readings import _Case
+from ._transforms import _probing
 from .checking import (
     _SEED,
     CheckResult,
@@ -306,7 +308,22 @@ def check_attention(fn: Callable[..., Any]) -> CheckResult:
             "returns (output, weights) with the right shapes and dtype, and leaves its inputs unchanged",
         ]
 
-    return _run_checker("scaled dot-product attention", fn, body)
+    generator = torch.Generator().manual_seed(_SEED + 2)
+    q, k, v = (torch.randn(4, 8, generator=generator, dtype=torch.float64),
+               torch.randn(6, 8, generator=generator, dtype=torch.float64),
+               torch.randn(6, 3, generator=generator, dtype=torch.float64))
+    causal = torch.ones(4, 6, dtype=torch.bool).tril(2)
+    probes = [_Case((q, k, v), "probe"), _Case((q, k, v), "probe", {"mask": causal}),
+              _Case((q[None].expand(2, 4, 8), k[None].expand(2, 6, 8) * 2, v[None].expand(2, 6, 3)), "probe")]
+    return _run_checker("scaled dot-product attention", fn, body, reading=_probing(
+        fn, ("weights",), _attention_probe_reference, probes, "the weights", ("q", "k", "v"),
+        output=lambda returned: returned[1]))
+
+
+def _attention_probe_reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                               mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    weights = _attention_reference(q, k, mask, scale=math.sqrt(q.shape[-1]))
+    return weights @ v.double(), weights
 
 
 def _broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:

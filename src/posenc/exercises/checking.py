@@ -290,7 +290,15 @@ class _Session:
         return CheckResult(self.exercise, False, (*shown, *self.notes.values()), self.cases, self.failed_cases)
 
 
-def _run_checker(exercise: str, fn: Callable[..., Any], body: Callable[[_Session], list[str]]) -> CheckResult:
+def _run_checker(
+    exercise: str, fn: Callable[..., Any], body: Callable[[_Session], list[str]],
+    reading: tuple[Sequence[str], Callable[[], str | None]] | None = None,
+) -> CheckResult:
+    """Run ``body`` on a new session and report; ``reading`` is ``(generic keys, read)`` for a checker's own diagnosis.
+
+    When a problem under one of the generic keys remains (a report of the first wrong entry, no mistake named),
+    ``read()`` (a reading of :mod:`posenc.exercises._transforms` on the checker's probe inputs) is said before it.
+    """
     _check_callable(fn)
     session = _Session(exercise, fn)
     try:
@@ -301,6 +309,13 @@ def _run_checker(exercise: str, fn: Callable[..., Any], body: Callable[[_Session
             "`raise NotImplementedError` line with your code, then run the check again."
         )
         return CheckResult(exercise, False, (message,), session.cases)
+    if reading is not None and (key := next((key for key in reading[0] if key in session.problems), None)):
+        try:
+            said = reading[1]()
+        except Exception:  # noqa: BLE001 (a reading is a help, never a reason to fail differently)
+            said = None
+        if said:
+            session.problems[key] = f"{said}\n{session.problems[key]}"
     return session.result(verified)
 
 

@@ -17,7 +17,10 @@ The checkers made of hidden cases and typical mistakes (:mod:`posenc.exercises.f
 - the readings that need no mistake model (a private module, ``posenc.exercises._readings``): the arguments
   the answer does not use (a probe of the student's function, each argument changed alone), two arguments used in
   each other's place, a constant factor, an average where a sum is due, a reversed order, a block of the opposite
-  sign, three significant digits only, and the sizes of a PyTorch shape error named as axes of the arguments.
+  sign, three significant digits only, and the sizes of a PyTorch shape error named as axes of the arguments;
+- last, the catalogue of generic readings of ``posenc.exercises._transforms``, read once over every failed case:
+  the transformation of the right answer (an argument changed, the output scaled, shifted, permuted or signed in
+  part) that reproduces the answer exactly, or the property of the right answer it breaks.
 
 A mistake named from its characteristic entries alone (the answer right where the slip would also be wrong) is
 said as such: "your wrong entries are exactly this slip's".
@@ -25,6 +28,7 @@ said as such: "your wrong entries are exactly this slip's".
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -33,6 +37,7 @@ from typing import Any
 
 import torch
 
+from ._output_readings import _Failure
 from ._readings import (  # noqa: F401 (_Case and _reduction are imported from here by the family modules)
     _argument_use,
     _as_values,
@@ -48,6 +53,7 @@ from ._readings import (  # noqa: F401 (_Case and _reduction are imported from h
     _swapped_arguments,
     _unused_arguments,
 )
+from ._transforms import _read_answer
 from .checking import (
     _SEED,
     CheckResult,
@@ -237,11 +243,49 @@ def _compare_cases(
         first.append(message)
         raise _Problem("values", message + (f"\n{hint}" if hint else ""))
 
+    read: list[str | None] = []
+
+    def transformation(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
+        """The catalogue of posenc.exercises._transforms, read once over every failed case."""
+        if not read:
+            def values(args: tuple[Any, ...], kwargs: dict[str, Any], case: _Case) -> torch.Tensor:
+                computed = _as_values(reference(*args, **kwargs), what, case.shown)
+                return computed if view is None else view(computed, case)
+
+            def agree(answer: torch.Tensor, value: torch.Tensor, case: _Case) -> bool:
+                return accept(answer, value, case) if accept is not None else _close(answer, value, atol, rtol)
+
+            def answer(args: tuple[Any, ...], kwargs: dict[str, Any], case: _Case) -> torch.Tensor | None:
+                try:
+                    computed = _as_values(session.fn(*args, **kwargs), what, case.shown)
+                    return computed if view is None else view(computed, case)
+                except Exception:  # noqa: BLE001 (the answer cannot take these arguments: no evidence)
+                    return None
+
+            failures = [_Failure(case, got, expected) for got, expected, case, _ in pending]
+            right = [(case, outputs(reference, case)) for case in passed]
+            read.append(_read_answer(failures, [(c, e) for c, e in right if e is not None], values, agree,
+                                     list(inspect.signature(reference).parameters), answer))
+        return read[0]
+
+    def constant(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
+        """A constant factor or offset, said only when every failed case has the same one (not a coincidence)."""
+        found = _constant_change(got, expected, case, what)
+        same = all(_constant_change(other, wanted, each, what) == found for other, wanted, each, _ in pending)
+        return found if same else None
+
+    def swapped(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
+        """Two arguments used in each other's place, said only when that explains every failed case."""
+        found = _swapped_arguments(reference, got, expected, case, what)
+        same = all(_swapped_arguments(reference, other, wanted, each, what) == found
+                   for other, wanted, each, _ in pending)
+        return found if same else None
+
     def broken_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
         tests: list[Callable[[torch.Tensor, torch.Tensor, _Case], str | None]] = [
-            *properties, partial(_swapped_arguments, reference, what=what),
-            partial(_unused_arguments, unused_everywhere, what=what),
-            partial(_constant_change, what=what), _order_and_sign, _low_precision]
+            *properties, swapped,
+            partial(_unused_arguments, unused_everywhere, what=what), constant,
+            _order_and_sign, _low_precision, transformation]
         for test in tests:
             try:
                 broken = test(got, expected, case)

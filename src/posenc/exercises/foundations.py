@@ -312,7 +312,9 @@ def _count_parts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str 
             why = f"{'+' if difference > 0 else ''}{why}" if why else f"{difference:+,}"
             counted = _in_terms(int(got[index]), n, d)
             shown = f"{int(got[index]):,}" + (f" = {counted}" if counted else "")
-            said.append(f"{name} is {shown} instead of {int(expected[index]):,} ({why})")
+            ratio = int(got[index]) / int(expected[index]) if int(expected[index]) else 0.0
+            times = f", {ratio:g} times the right count" if ratio in (2.0, 3.0, 4.0, 0.5, 1 / 3, 0.25) else ""
+            said.append(f"{name} is {shown} instead of {int(expected[index]):,} ({why}{times})")
     return "; ".join(said) if said else None
 
 

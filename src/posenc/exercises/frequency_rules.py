@@ -23,6 +23,7 @@ import torch
 
 from .._angles import frequencies as _theta
 from ._readings import _argument_use, _Case
+from ._transforms import _probing
 from .checking import (
     CheckResult,
     _distinct,
@@ -365,7 +366,7 @@ def _frequency_case(
     found = _property_problem(rule, setting, got, expected)
     if found:
         raise _Problem("frequencies", f"{text}: {found}. {rule.verified[1]}")
-    raise _Problem("frequencies", f"{text}. {rule.verified[1]}")
+    raise _Problem("values", f"{text}. {rule.verified[1]}")
 
 
 def _check_attention_factor(session: _Session, value: object, factor: float, call: str) -> None:
@@ -407,6 +408,7 @@ def _check_rule(fn: Callable[..., Any], rule: _Rule, yarn: bool = False) -> Chec
             variants, [(text, explaining) for text, _, explaining in failures])
         if named:
             session.problems.pop("frequencies", None)
+            session.problems.pop("values", None)
             session.problems[named.key] = f"{failures[0][0]}: {named.explanation}"
         for _, tag, hint in rule.hints:
             if session.failed_exactly_with(tag):
@@ -417,7 +419,10 @@ def _check_rule(fn: Callable[..., Any], rule: _Rule, yarn: bool = False) -> Chec
                 session.problems = {"unused": unused, **session.problems}
         return [f"matches the reference on {session.cases} hidden settings", *rule.verified]
 
-    return _run_checker(rule.exercise, fn, body)
+    cases = [_Case(tuple(setting), _call_text(rule, setting)) for setting in rule.settings]
+    return _run_checker(rule.exercise, fn, body, reading=_probing(
+        fn, ("values", "frequencies"), rule.reference, cases, "the frequencies", rule.arguments, atol=0.0, rtol=_RTOL,
+        output=lambda value: value[0] if yarn and isinstance(value, tuple) and len(value) == 2 else value))
 
 
 def _unused_rule_arguments(fn: Callable[..., Any], rule: _Rule, yarn: bool) -> str | None:

@@ -17,6 +17,8 @@ from typing import Any
 
 import torch
 
+from ._readings import _Case
+from ._transforms import _probing
 from .checking import (
     _SEED,
     CheckResult,
@@ -93,7 +95,15 @@ def check_repeat_kv(fn: Callable[..., Any]) -> CheckResult:
             "query head g reads key-value head g // (h / h_kv): each key-value head serves consecutive query heads",
         ]
 
-    return _run_checker("sharing key-value heads (grouped-query attention)", fn, body)
+    generator = torch.Generator().manual_seed(_SEED + 2)
+    probes = [_Case((torch.randn(shape, generator=generator), heads), "probe")
+              for shape, heads in (((2, 2, 5, 4), 4), ((1, 3, 4, 6), 6), ((2, 4, 3, 5), 8))]
+    return _run_checker("sharing key-value heads (grouped-query attention)", fn, body, reading=_probing(
+        fn, ("heads", "mixed"), _repeat_kv_reference, probes, "the heads", ("kv", "num_heads")))
+
+
+def _repeat_kv_reference(kv: torch.Tensor, num_heads: int) -> torch.Tensor:
+    return kv.repeat_interleave(num_heads // kv.shape[-3], dim=-3)
 
 
 def _repeat_kv_case(session: _Session, kv: torch.Tensor, num_heads: int) -> None:

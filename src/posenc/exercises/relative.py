@@ -16,6 +16,8 @@ from typing import Any
 
 import torch
 
+from ._readings import _Case
+from ._transforms import _probing
 from .checking import (
     _SEED,
     CheckResult,
@@ -107,7 +109,14 @@ def check_shaw_index(fn: Callable[..., Any]) -> CheckResult:
             "row of pair (i, j) = clip(j - i, -c, c) + c, an integer in [0, 2c]",
         ]
 
-    return _run_checker("Shaw et al.'s row index", fn, body)
+    return _run_checker("Shaw et al.'s row index", fn, body, reading=_probing(
+        fn, ("rows",), _shaw_probe_reference,
+        [_Case((6, 6, 2), "probe"), _Case((4, 9, 3), "probe", {"query_offset": 5}), _Case((10, 10, 3), "probe")],
+        "the rows", ("q_len", "k_len", "max_distance")))
+
+
+def _shaw_probe_reference(q_len: int, k_len: int, max_distance: int, query_offset: int = 0) -> torch.Tensor:
+    return _shaw_rows(q_len, k_len, max_distance, query_offset)
 
 
 def _shaw_case(session: _Session, q_len: int, k_len: int, max_distance: int, offset: int,

@@ -22,6 +22,8 @@ import torch
 
 from .._validation import check_choice
 from ..rotary import ROPE_LAYOUTS, apply_rope, rope_frequencies
+from ._probes import _rope_2d_probe_reference, _rope_2d_probes, _rope_probe_reference, _rope_probes
+from ._transforms import _probing
 from .checking import (
     _EPS32,
     _SEED,
@@ -165,7 +167,9 @@ def check_apply_rope(fn: Callable[..., Any], layout: str = "interleaved") -> Che
         ]
         return verified
 
-    return _run_checker(f"rotary position embedding ({layout} layout)", fn, body)
+    return _run_checker(f"rotary position embedding ({layout} layout)", fn, body,
+                        reading=_probing(fn, ("rope values",), partial(_rope_probe_reference, layout=layout),
+                                         _rope_probes(), "the vectors", ("x", "positions"), atol=1e-3, rtol=1e-3))
 
 
 def _rope_call(session: _Session, x: torch.Tensor, positions: torch.Tensor | None, base: float | None) -> tuple[
@@ -450,7 +454,9 @@ def check_apply_rope_2d(fn: Callable[..., Any]) -> CheckResult:
             "keeps the shape and dtype of x and leaves x unchanged",
         ]
 
-    return _run_checker("axial 2-D rotary position embedding", fn, body)
+    return _run_checker("axial 2-D rotary position embedding", fn, body,
+                        reading=_probing(fn, ("rope 2d values",), _rope_2d_probe_reference, _rope_2d_probes(),
+                                         "the rotated vectors", ("x", "rows", "columns"), atol=1e-3, rtol=1e-3))
 
 
 def _rope_2d_call(

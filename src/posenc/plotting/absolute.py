@@ -20,6 +20,7 @@ import numpy as np
 import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from .._validation import check_int
 from .core import Matrix, Vector, _as_matrix, _as_vector, curves, heatmap, heatmaps, xy_curves
@@ -422,10 +423,11 @@ def bits_as_sine_signs(n_positions: int, n_bits: int, ladders: Mapping[str, Vect
             ax.set_title(r"bit $t$ of $i$: the sign of a sine of period $2^{t+1}$", loc="left")
             ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=8, ncols=2, frameon=False)
     ax.set_xlabel("position i")
+    ladder_ax = fig.add_subplot(grid[:, 1])
     xy_curves(
         {label: range(len(values)) for label, values in periods.items()},
         periods,
-        fig.add_subplot(grid[:, 1]),
+        ladder_ax,
         styles=["o-"] * len(periods),
         logy=True,
         xlabel=r"index ($t$ or $\ell$)",
@@ -433,6 +435,7 @@ def bits_as_sine_signs(n_positions: int, n_bits: int, ladders: Mapping[str, Vect
         title="Ladders of periods",
         legend="upper left",
     )
+    ladder_ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # an index has no fractions
     return fig
 
 

@@ -31,19 +31,21 @@ def accuracy_panels(
     columns: int | None = None,
     ylabel: str = "accuracy",
     xlabel: str = "evaluated length",
+    xscale: str = "log2",
 ) -> tuple[Figure, np.ndarray]:
     """Accuracy against the evaluated length: a panel per entry of ``panels``, a curve per series.
 
     Each curve is the mean over seeds, in a band from the worst seed to the best.
 
     Args:
-        lengths: the ``N`` evaluated lengths (drawn on a log2 axis).
+        lengths: the ``N`` evaluated lengths (or any increasing ``x``, e.g. fine-tune steps).
         panels: panel title -> series name -> ``(seeds, N)`` accuracies.
         chance: the chance level, drawn as a dotted line in every panel.
         tick_labels: ``N`` labels of the length ticks (default: the lengths).
         marks: label -> length, each drawn as a dashed vertical line (e.g. ``{"L": 32}``).
         columns: panels per row (default: all in one row).
         ylabel, xlabel: the axis labels.
+        xscale: ``"log2"`` (lengths) or ``"linear"`` (e.g. steps, which may start at 0).
 
     Returns:
         ``(fig, axes)`` with ``axes`` a 1-D array of the panels, in the order of ``panels``. A
@@ -51,11 +53,13 @@ def accuracy_panels(
         with every series of any panel.
 
     Raises:
-        ValueError: if ``panels`` is empty, an accuracy table is not ``(seeds, N)`` or the tick
-            labels are not ``N``.
+        ValueError: if ``panels`` is empty, an accuracy table is not ``(seeds, N)``, the tick
+            labels are not ``N``, or ``xscale`` is unknown.
     """
     if not panels:
         raise ValueError("panels must name at least one panel")
+    if xscale not in ("log2", "linear"):
+        raise ValueError(f"xscale must be 'log2' or 'linear', got {xscale!r}")
     x = _as_vector("lengths", lengths)
     if tick_labels is not None and len(tick_labels) != x.size:
         raise ValueError(f"tick_labels must have one label per length ({x.size}), got {len(tick_labels)}")
@@ -81,7 +85,8 @@ def accuracy_panels(
         for text, length in (marks or {}).items():
             ax.axvline(length, color="black", linewidth=0.8, linestyle="--")
             ax.annotate(text, (length, 1.02), ha="center", fontsize=8, annotation_clip=False)
-        ax.set_xscale("log", base=2)
+        if xscale == "log2":
+            ax.set_xscale("log", base=2)
         ax.set_xticks(x, list(tick_labels) if tick_labels is not None else [f"{n:g}" for n in x])
         ax.set_ylim(0, 1.05)
         ax.set(title=title, xlabel=xlabel)

@@ -245,6 +245,7 @@ def bound_panels(
     level: float,
     *,
     shown: int = 4097,
+    level_label: str | None = None,
 ) -> Figure:
     """A bound against the distance (left) and its mean and maximum over octaves (right).
 
@@ -256,6 +257,7 @@ def bound_panels(
             drawn as steps on a base-2 log axis, means solid and maxima dotted.
         level: a reference level drawn dashed on both panels (e.g. the random-phase level).
         shown: number of points of the left panel.
+        level_label: the reference level's name in both legends (None: the level is unnamed).
 
     Returns:
         The figure, bounds on ``fig.axes[0]`` and octaves on ``fig.axes[1]``.
@@ -263,7 +265,10 @@ def bound_panels(
     Raises:
         ValueError: if ``bounds`` and ``octaves`` do not have the same labels, or an octave
             summary's means and maxima differ in length.
+        TypeError: if ``level_label`` is neither a string nor None.
     """
+    if level_label is not None and not isinstance(level_label, str):
+        raise TypeError(f"level_label must be a string or None, got {type(level_label).__name__}")
     if not bounds or set(bounds) != set(octaves):
         raise ValueError(f"bounds and octaves must have the same labels, got {list(bounds)} and {list(octaves)}")
     x = _as_vector("offsets", offsets)[:shown]
@@ -279,7 +284,7 @@ def bound_panels(
             Curve(starts, values, f"{name}, {label}", {"color": colour, "ls": ls, "drawstyle": "steps-post"})
             for values, name, ls in [(means, "mean", "-"), (maxima, "max", ":")]
         ]
-    reference = [Reference(level, style={"color": "0.4", "ls": "--"})]
+    reference = [Reference(level, label=level_label, style={"color": "0.4", "ls": "--"})]
     return line_panels(
         [
             LinePanel(

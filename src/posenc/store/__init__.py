@@ -52,20 +52,24 @@ from .families import (
     CH8_TASKS,
     CH8_TEXT_SEEDS,
     CH8_WATCH,
+    CH9_CHECKPOINTS,
     CH9_FACTOR,
     CH9_FINETUNE_RULES,
     CH9_FINETUNE_TASK,
+    CH9_GEOMETRIES,
     CH9_TASKS,
+    CH9_TENTH,
     ch8_config,
 )
 from .files import STORE_BUDGET_BYTES, WEIGHT_FILTERS, load, manifest, store_dir, store_size
 from .provenance import STORE_FORMAT, code_hash, fingerprint, restamp, retrain, stale
 from .registry import ModelSpec, register, spec, specs
-from .training import BAND_SCALE, BAND_SEQUENCES, LOSS_EVERY, band_accuracy
+from .training import BAND_SCALE, BAND_SEQUENCES, FINETUNE_SEQUENCES, LOSS_EVERY, band_accuracy
 
 __all__ = [
     "BAND_SCALE",
     "BAND_SEQUENCES",
+    "FINETUNE_SEQUENCES",
     "LOSS_EVERY",
     "STORE_BUDGET_BYTES",
     "STORE_FORMAT",
@@ -80,10 +84,13 @@ __all__ = [
     "CH8_TASKS",
     "CH8_TEXT_SEEDS",
     "CH8_WATCH",
+    "CH9_CHECKPOINTS",
     "CH9_FACTOR",
     "CH9_FINETUNE_RULES",
     "CH9_FINETUNE_TASK",
+    "CH9_GEOMETRIES",
     "CH9_TASKS",
+    "CH9_TENTH",
     "ModelSpec",
     "band_accuracy",
     "ch8_config",

@@ -20,10 +20,13 @@ __all__ = [
     "CH8_SEEDS",
     "CH8_TASKS",
     "CH8_TEXT_SEEDS",
+    "CH9_CHECKPOINTS",
     "CH9_FACTOR",
     "CH9_FINETUNE_RULES",
     "CH9_FINETUNE_TASK",
+    "CH9_GEOMETRIES",
     "CH9_TASKS",
+    "CH9_TENTH",
     "ch8_config",
 ]
 
@@ -56,10 +59,12 @@ def ch8_config(task: str, position: str, **changes: Any) -> TrainConfig:
     return TrainConfig(**options)
 
 
-def _budget_family(name: str, task: str, position: str, description: str, **changes: Any) -> None:
+def _budget_family(
+    name: str, task: str, position: str, description: str, rope_base: float | None = None, **changes: Any
+) -> None:
     register(ModelSpec(name, ch8_config(task, position, steps=CH8_BUDGET, schedule="cosine", **changes),
                        seeds=CH8_SEEDS[task], stop=None, watch=CH8_WATCH, eval_scales=(1,),
-                       description=description))
+                       description=description, rope_base=rope_base))
 
 
 # (The synthetic Markov language of the second edition gave way to real text, ch8-text-*; a
@@ -140,24 +145,39 @@ register(ModelSpec("ch4-lookback-shaw-c2-2layers",
 
 
 # --------------------------------------------------------------------------- chapter 9
-# RoPE models with heads of dimension 32 (16 pairs, so that PI, NTK and YaRN differ in kind),
-# otherwise chapter 8's protocol. Then, on the task that no rule solves zero-shot (recall), every
-# rule's fine-tune at L' = 4L with one budget: 300 steps of 16 sequences at a constant rate 1e-3;
-# the control, "rope", fine-tunes at 4L with the trained frequencies.
+# RoPE models with heads of dimension 32 (16 pairs, so that PI, NTK and YaRN differ in kind), trained
+# as chapter 8's matrix (2000 steps, cosine decay, the rule watched), in two geometries: base 10 000,
+# where 3 of the 16 pairs turn within L = 32, and base 10, where 12 do (Llama 2 at 4K: 46 of 64). On
+# recall, the task no rule solves zero-shot, every rule is fine-tuned at L' = 4L, 16 sequences a
+# step, scored at its checkpoints: at step 100 it has seen a tenth of the base's pre-training
+# tokens, and it runs on to 300 to show whether the orderings at 100 hold; the control, "rope",
+# fine-tunes at 4L with the trained frequencies.
 CH9_TASKS = ("lookback", "recall")
 """The tasks of chapter 9's base RoPE models (heads of dimension 32)."""
+CH9_GEOMETRIES: dict[str, float | None] = {"": None, "-b10": 10.0}
+"""Chapter 9's geometries, as a family-name suffix and its rotary base (``None``: the default 10 000):
+``ch9-<task>-rope`` and ``ch9-<task>-rope-b10``, ``ch9-recall-<rule>-ft`` and ``ch9-recall-<rule>-ft-b10``."""
 CH9_FINETUNE_TASK = "recall"
 """The task chapter 9 fine-tunes at the target length."""
 CH9_FINETUNE_RULES = ("rope", "pi", "ntk", "yarn", "yarn-paper")
 """The rules of :mod:`posenc.stretch` that chapter 9 fine-tunes (``rope`` is the control)."""
 CH9_FACTOR = 4.0
 """Chapter 9's scale factor ``s``: fine-tunes run at ``L' = s L``."""
+CH9_CHECKPOINTS = (0, 10, 25, 50, 100, 200, 300)
+"""The fine-tune steps at which chapter 9's fine-tunes are scored (the last is the whole fine-tune)."""
+CH9_TENTH = 100
+"""The fine-tune step at which a fine-tune of chapter 9 has seen a tenth of its base's pre-training tokens."""
 
-for _task in CH9_TASKS:
-    register(ModelSpec(f"ch9-{_task}-rope", ch8_config(_task, "rope", num_heads=2),
-                       description=f"chapter 9 base: {_task}, rope, head dim 32"))
-for _rule in CH9_FINETUNE_RULES:
-    register(ModelSpec(f"ch9-{CH9_FINETUNE_TASK}-{_rule}-ft", spec(f"ch9-{CH9_FINETUNE_TASK}-rope").config,
-                       stop=None, eval_scales=(1, 2, 4, 8),
-                       finetune=stretch.FineTune(f"ch9-{CH9_FINETUNE_TASK}-rope", _rule, factor=CH9_FACTOR, steps=300),
-                       description=f"chapter 9 fine-tune: {CH9_FINETUNE_TASK}, {_rule} at {CH9_FACTOR:g} L"))
+for _suffix, _base in CH9_GEOMETRIES.items():
+    for _task in CH9_TASKS:
+        _budget_family(f"ch9-{_task}-rope{_suffix}", _task, "rope",
+                       f"chapter 9 base: {_task}, rope, head dim 32, base {_base or 10_000:g}",
+                       rope_base=_base, num_heads=2)
+    for _rule in CH9_FINETUNE_RULES:
+        _base_family = f"ch9-{CH9_FINETUNE_TASK}-rope{_suffix}"
+        register(ModelSpec(f"ch9-{CH9_FINETUNE_TASK}-{_rule}-ft{_suffix}", spec(_base_family).config,
+                           seeds=spec(_base_family).seeds, stop=None, eval_scales=(1, 2, 4, 8),
+                           finetune=stretch.FineTune(_base_family, _rule, factor=CH9_FACTOR,
+                                                     steps=CH9_CHECKPOINTS[-1], checkpoints=CH9_CHECKPOINTS),
+                           description=f"chapter 9 fine-tune: {CH9_FINETUNE_TASK}, {_rule} at "
+                                       f"{CH9_FACTOR:g} L, base {_base or 10_000:g}"))

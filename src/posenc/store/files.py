@@ -8,11 +8,13 @@ import json
 import lzma
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .. import stretch
 from .._validation import check_int
 from ..experiments import TinyCausalLM, build_model
+from ..multihead import MultiHeadSelfAttention
+from ..rotary import RotaryEmbedding
 from .registry import ModelSpec, spec
 
 __all__ = ["STORE_BUDGET_BYTES", "WEIGHT_FILTERS", "load", "manifest", "store_dir", "store_size"]
@@ -60,6 +62,24 @@ def store_size(directory: str | Path | None = None) -> dict[str, int]:
     return {"weights": weights, "manifests": manifests, "total": weights + manifests}
 
 
+def _rope_base(model_spec: ModelSpec) -> float | None:
+    """The rotary base a family's models are built with: its own, or its fine-tune base's."""
+    if model_spec.finetune is not None:
+        return spec(model_spec.finetune.base).rope_base
+    return model_spec.rope_base
+
+
+def _set_rope_base(model: TinyCausalLM, base: float | None) -> TinyCausalLM:
+    """Give every rotary layer of ``model`` the base ``base`` (nothing if ``None``), in place."""
+    if base is not None:
+        for block in model.blocks:
+            attention = cast(MultiHeadSelfAttention, block.attention)
+            if not isinstance(attention.rotary, RotaryEmbedding):
+                raise ValueError("rope_base needs a model whose layers are rotary")
+            attention.rotary = RotaryEmbedding(attention.rotary.dim, base=base, layout=attention.rotary.layout)
+    return model
+
+
 def _check_seed(model_spec: ModelSpec, seed: int) -> int:
     seed = check_int("seed", seed, minimum=0)
     if seed not in model_spec.seeds:
@@ -105,7 +125,7 @@ def load(name: str, seed: int, *, directory: str | Path | None = None) -> TinyCa
     if hashlib.sha256(payload).hexdigest() != info["weights_sha256"]:
         raise RuntimeError(f"{weights} does not match its manifest's sha256; run: make train ONLY={name}")
     model_spec = spec(name)
-    model = build_model(model_spec.config)
+    model = _set_rope_base(build_model(model_spec.config), _rope_base(model_spec))
     if model_spec.finetune is not None:
         plan = model_spec.finetune
         stretch.stretch(model, plan.rule, factor=plan.factor, train_len=model_spec.config.train_len)

@@ -8,7 +8,7 @@ import fnmatch
 from dataclasses import dataclass, field
 
 from .. import corpus, stretch
-from .._validation import check_int
+from .._validation import check_int, check_positive_float
 from ..experiments import StopRule, TrainConfig
 
 __all__ = ["ModelSpec", "register", "spec", "specs"]
@@ -34,6 +34,9 @@ class ModelSpec:
         finetune: if given, the family is a short fine-tune of the stored family
             ``finetune.base`` (same seed) under a stretch rule (:class:`posenc.stretch.FineTune`;
             chapter 9); ``config`` must then be the base family's config and ``stop`` ``None``.
+        rope_base: if given, the base ``b`` of every rotary layer (default: the layers' own,
+            ``10 000``); for a watched ``rope`` family only (chapter 9's second geometry). A
+            fine-tune inherits its base family's.
 
     A :class:`posenc.corpus.TextConfig` as ``config`` makes a character-level language model of
     the corpus (:func:`posenc.corpus.train_text`, a fixed number of steps: ``stop`` must be
@@ -48,6 +51,7 @@ class ModelSpec:
     description: str = ""
     finetune: stretch.FineTune | None = None
     watch: StopRule | None = None
+    rope_base: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name or not all(c.isalnum() or c in "-_" for c in self.name):
@@ -75,6 +79,11 @@ class ModelSpec:
                     self.config.randomized_positions:
                 raise ValueError("watch is for the look-back and recall tasks at positions 0, 1, ..., got "
                                  f"task {self.config.task!r} with random offsets or positions")
+        if self.rope_base is not None:
+            check_positive_float("rope_base", self.rope_base)
+            if self.watch is None or self.config.position != "rope":
+                raise ValueError("rope_base is for a watched family with position 'rope', got "
+                                 f"position {self.config.position!r} and watch={self.watch}")
         if isinstance(self.config, corpus.TextConfig) and (self.stop is not None or self.finetune is not None):
             raise ValueError("a text model runs a fixed number of steps: give stop=None and no finetune")
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from .. import corpus, experiments, stretch
+from .. import corpus, experiments, stretch, stretch_eval
 from ..experiments import (
     StopRule,
     TinyCausalLM,
@@ -27,15 +27,19 @@ from ..experiments import (
     make_batch,
 )
 from ..experiments.training import _optimise
-from .files import _paths, load, manifest
+from .files import _paths, _set_rope_base, load, manifest
 from .registry import ModelSpec
 
-__all__ = ["BAND_SCALE", "BAND_SEQUENCES", "LOSS_EVERY", "band_accuracy"]
+__all__ = ["BAND_SCALE", "BAND_SEQUENCES", "FINETUNE_SEQUENCES", "LOSS_EVERY", "band_accuracy"]
 
 
 LOSS_EVERY = 10
 """The manifest's loss curve holds the mean training loss of every ``LOSS_EVERY`` steps."""
 _EVAL_SEQUENCES = 128
+FINETUNE_SEQUENCES = 64
+"""A fine-tune's manifest holds, at each of its checkpoints, its accuracy and loss at every position of
+``FINETUNE_SEQUENCES`` sequences of ``2 L'`` tokens (the same sequences for every rule and seed)."""
+_FINETUNE_SEED = 900
 
 
 def _cpu() -> str:
@@ -117,7 +121,17 @@ def _fit_finetune(
     base_dir = directory if directory is not None and _paths(plan.base, seed, directory)[1].is_file() else None
     torch.set_num_threads(1)
     torch.manual_seed(seed)
-    model, losses, seconds = stretch.fine_tune(load(plan.base, seed, directory=base_dir), model_spec.config, plan, seed)
+    config = model_spec.config
+    scored = make_batch(config, FINETUNE_SEQUENCES, round(2 * plan.factor * config.train_len),
+                        generator=torch.Generator().manual_seed(_FINETUNE_SEED))
+    curve: dict[str, dict[str, list[float]]] = {}
+
+    def score(step: int, model: TinyCausalLM) -> None:
+        accuracy, loss = stretch_eval.scores_by_position(model, *scored)
+        curve[str(step)] = {"accuracy_by_position": [round(float(value), 5) for value in accuracy],
+                            "loss_by_position": [round(float(value), 5) for value in loss]}
+
+    model, losses, seconds = stretch.fine_tune(load(plan.base, seed, directory=base_dir), config, plan, seed, score)
     half = _half_round_trip(model)
     info = _provenance(model_spec, seed, losses, seconds, {
         "stop": None,
@@ -128,6 +142,7 @@ def _fit_finetune(
         "converged": True,
         "checks": [],
         "metrics": _metrics(model, model_spec),
+        "checkpoints": curve,
     })
     return model, info, half
 
@@ -195,14 +210,15 @@ def band_accuracy(model: TinyCausalLM, config: TrainConfig) -> list[float]:
 
 
 def _train_watched(
-    config: TrainConfig, seed: int, watch: StopRule, progress: bool | None
+    config: TrainConfig, seed: int, watch: StopRule, progress: bool | None, rope_base: float | None = None
 ) -> tuple[TinyCausalLM, list[float], float, dict[str, Any]]:
     """:func:`posenc.experiments.train` without a stopping rule, the same weights (a test checks it),
     while ``watch`` is checked every ``watch.check_every`` steps on ``watch.num_sequences`` fresh
     sequences until it holds on two consecutive checks; then the model is scored by
-    :func:`band_accuracy` and checking ends."""
+    :func:`band_accuracy` and checking ends. ``rope_base``, if given, replaces the rotary layers'
+    base before training (the rotary layers hold no weights, so the initial weights are the same)."""
     torch.manual_seed(seed)
-    model = build_model(config)
+    model = _set_rope_base(build_model(config), rope_base)
     data = torch.Generator().manual_seed(seed)
     record: dict[str, Any] = {"checks": [], "rule_step": None, "at_rule": None}
 
@@ -232,13 +248,14 @@ def _fit_watched(model_spec: ModelSpec, seed: int, progress: bool | None) -> tup
     if watch is None:
         raise ValueError(f"{model_spec.name} is not a watched family")
     torch.set_num_threads(1)
-    model, losses, seconds, record = _train_watched(model_spec.config, seed, watch, progress)
+    model, losses, seconds, record = _train_watched(model_spec.config, seed, watch, progress, model_spec.rope_base)
     half = _half_round_trip(model)
     metrics = _metrics(model, model_spec)
     metrics["accuracy_by_position"] = band_accuracy(model, model_spec.config)
     info = _provenance(model_spec, seed, losses, seconds, {
         "stop": None,
         "watch": asdict(watch),
+        "rope_base": model_spec.rope_base,
         "steps_run": len(losses),
         "stop_reason": "steps",
         "converged": record["rule_step"] is not None,
