@@ -63,6 +63,7 @@ TRANSLATED = (
     "notebooks/06_rope_complex_and_implementations",
     "notebooks/07_rope_long_range",
     "notebooks/08_trained_extrapolation",
+    "notebooks/09_stretching_rope",
 )
 # Loaded by the extraction and the Chinese site only, never by the English build.
 EXTENSION = "bookkit.i18n_sphinx"
