@@ -271,6 +271,13 @@ def test_a_stored_watched_model_reproduces_its_accuracy_by_position(one_thread):
     assert (stored - again).nan_to_num().abs().max() <= 3 / training.BAND_SEQUENCES
 
 
+def _checkpoint_sequences(family: store.ModelSpec) -> tuple[torch.Tensor, torch.Tensor]:
+    """The sequences of 2 L' on which a fine-tune's manifest scores its checkpoints."""
+    plan, config = family.finetune, family.config
+    return experiments.make_batch(config, training.FINETUNE_SEQUENCES, round(2 * plan.factor * config.train_len),
+                                  generator=torch.Generator().manual_seed(training._FINETUNE_SEED))
+
+
 def test_a_rope_base_is_trained_stored_and_inherited_by_its_fine_tunes(tmp_path, monkeypatch, one_thread):
     based = replace(WATCHED, name="test-tiny-base10", seeds=(0,), rope_base=10.0)
     tuned = store.ModelSpec("test-tiny-base10-pi-ft", based.config, seeds=(0,), stop=None, eval_scales=(1,),
@@ -292,9 +299,7 @@ def test_a_rope_base_is_trained_stored_and_inherited_by_its_fine_tunes(tmp_path,
     _, tuned_info = store.retrain(tuned.name, 0, directory=tmp_path)
     assert [block.attention.rotary.base for block in store.load(tuned.name, 0, directory=tmp_path).blocks] == [10.0]
     assert sorted(tuned_info["checkpoints"]) == ["0", "4"]
-    length = round(2 * 2.0 * based.config.train_len)
-    scored = experiments.make_batch(based.config, training.FINETUNE_SEQUENCES, length,
-                                    generator=torch.Generator().manual_seed(training._FINETUNE_SEED))
+    scored = _checkpoint_sequences(tuned)
     zero_shot = stretch.stretch(loaded, "pi", factor=2.0, train_len=based.config.train_len)
     accuracy = stretch_eval.scores_by_position(zero_shot, *scored)[0]
     stored = torch.tensor(tuned_info["checkpoints"]["0"]["accuracy_by_position"], dtype=torch.float64)
@@ -312,8 +317,7 @@ def test_a_stored_fine_tune_records_its_rule_zero_shot_at_step_0(one_thread):
     if not files._paths(family.name, 0)[1].is_file() or "checkpoints" not in store.manifest(family.name, 0):
         pytest.skip("ch9-recall-pi-ft-b10 is not in the store yet (make train ONLY='ch9-*')")
     plan, config = family.finetune, family.config
-    scored = experiments.make_batch(config, training.FINETUNE_SEQUENCES, round(2 * plan.factor * config.train_len),
-                                    generator=torch.Generator().manual_seed(training._FINETUNE_SEED))
+    scored = _checkpoint_sequences(family)
     base = stretch.stretch(store.load(plan.base, 0), plan.rule, factor=plan.factor, train_len=config.train_len)
     info = store.manifest(family.name, 0)
     for step, model in (("0", base), (str(plan.steps), store.load(family.name, 0))):

@@ -2,8 +2,9 @@ r"""Stretching a trained RoPE model: new frequencies at inference, and a fine-tu
 
 Chapter 9 applies every context-extension rule of :mod:`posenc.scaling` to the rotary layers of
 a trained :class:`~posenc.experiments.model.TinyCausalLM` and measures it beyond the training length,
-first zero-shot, then after the same short fine-tune at the target length for every rule (as Chen et
-al. 2023 fine-tune position interpolation, with a tenth of the base's pre-training tokens). The model store
+first zero-shot, then after the same fine-tune at the target length for every rule (as Chen et al.
+2023 fine-tune position interpolation), scored at checkpoints: at step 100 it has seen a tenth of the
+base's pre-training tokens, by step 300 three tenths. The model store
 (:mod:`posenc.store`) keeps the fine-tuned models; this module holds what both need.
 
 Shapes: ``B`` batch, ``h`` heads, ``n`` tokens, ``d`` head dimension.
