@@ -150,18 +150,23 @@ claims-report: $(INSTALLED)
 
 timed = start=$$(date +%s); $(MAKE) --no-print-directory $(1); echo "== make $(1): $$(( $$(date +%s) - start )) s"
 
-test-sites: $(INSTALLED) $(BROWSER)
+# The Chinese site is built right after the English (from its cache), so that the English pages'
+# links to it resolve when the browser check follows them.
+test-sites: $(INSTALLED) $(BROWSER) $(CJK_FONT)
 	@$(call timed,build-test)
+	@$(call timed,zh-site-test)
 	@$(call timed,browser)
+	@$(call timed,browser-zh)
 	@$(call timed,student-test)
 	@$(call timed,pdf-test)
-	@$(call timed,i18n-check I18N_DOCS=translated)
+	@$(call timed,pdf-zh-test)
 
 test-runs: $(INSTALLED)
 	@$(call timed,unit)
 	@$(call timed,seeds-test SEED_JOBS=1)
 	@$(call timed,outside-test)
 	@$(call timed,assignments)
+	@$(call timed,i18n-check I18N_DOCS=translated)
 
 unit: $(INSTALLED)
 	$(BIN)/ruff check .
@@ -191,12 +196,22 @@ seeds-test: $(INSTALLED)
 # Chapters as a reader outside the repository runs them (bookkit/outside.py): a fresh venv with
 # only Jupyter, each notebook copied out, its bootstrap cell installing posenc[book] from a local
 # clone of the committed branch. make test runs the chapters that need more than posenc: d2l
-# (chapter 1), the packaged MiniLM weights (chapter 2) and the stored models (chapter 9); the
-# imports of every chapter are checked against the extra by tests/test_packaging.py.
-OUTSIDE_CHAPTERS ?= notebooks/01_permutation_invariance.ipynb notebooks/02_one_hot_and_learned.ipynb \
-	notebooks/09_stretching_rope.ipynb
-outside-test: $(INSTALLED)
+# (chapter 3), the packaged MiniLM weights (chapter 2) and the stored models (chapter 9, in its
+# Chinese edition: the same code cells, checked by tests/test_i18n_notebooks.py); the imports of
+# every chapter are checked against the extra by tests/test_packaging.py.
+OUTSIDE_CHAPTERS ?= notebooks/02_one_hot_and_learned.ipynb notebooks/03_sinusoidal.ipynb \
+	$(ZH_NOTEBOOKS)/notebooks/09_stretching_rope.ipynb
+outside-test: $(INSTALLED) zh-notebooks
 	$(BIN)/python -m bookkit.outside $(OUTSIDE_CHAPTERS)
+
+# The Chinese notebooks (bookkit/i18n_notebooks.py), for Colab and Jupyter: every chapter with its
+# Markdown from the catalogs and its code cells unchanged, in $(ZH_NOTEBOOKS)/notebooks, and the
+# Chinese student handouts (solutions removed) in $(ZH_NOTEBOOKS)/student/notebooks. Fails if a
+# message has no current translation. About 2 s.
+ZH_NOTEBOOKS := _build/zh
+.PHONY: zh-notebooks
+zh-notebooks: $(INSTALLED)
+	$(BIN)/python -m bookkit.i18n_notebooks $(ZH_NOTEBOOKS) --strict
 
 browser: $(INSTALLED) $(BROWSER)
 	SITE_DIR=$(TEST_OUTPUT)/_build/html SCREENSHOT_DIR=$(TEST_OUTPUT)/screenshots \
@@ -292,13 +307,59 @@ i18n-check: i18n-pot
 # The Chinese site from the English build's executed notebooks: every notebook must already be in
 # ZH_CACHE (make book's cache by default; make test's is _build/test/_build/.jupyter_cache), or
 # the target stops before building, so nothing is executed a second time. Site in
-# $(ZH_OUTPUT)/_build/html.
-ZH_OUTPUT := _build/zh
+# $(ZH_OUTPUT)/_build/html, with Chinese search (jieba cuts the text into words, the glossary's
+# terms kept whole) and, like the English, warnings as errors.
+# The published layout (bookkit/language_links.py): the English site at the root, the Chinese in
+# its zh/ folder, every page linking to the same page in the other language. So the Chinese site
+# is then copied into EN_SITE/zh when EN_SITE holds a built English site (make book's by default).
+ZH_OUTPUT ?= _build/zh
 ZH_CACHE ?= _build/.jupyter_cache
+ZH_SITE = $(ZH_OUTPUT)/_build/html
+EN_SITE ?= _build/html
 
-.PHONY: book-zh
+.PHONY: book-zh zh-site-test browser-zh pdf-zh pdf-zh-test
 book-zh: $(INSTALLED)
 	$(BIN)/python -m bookkit.i18n zh-config $(ZH_OUTPUT)/_config.yml --cache $(ZH_CACHE) --locale $(I18N_LOCALE)
 	@start=$$(date +%s); \
 	$(BUILD_ENV) $(BIN)/jupyter-book build . --config $(ZH_OUTPUT)/_config.yml --path-output $(ZH_OUTPUT) $(BUILD_FLAGS) && \
-	echo "Chinese site built in $$(( $$(date +%s) - start )) s: $(ZH_OUTPUT)/_build/html"
+	echo "Chinese site built in $$(( $$(date +%s) - start )) s: $(ZH_SITE)"
+	@if [ -f $(EN_SITE)/index.html ]; then \
+		rm -rf $(EN_SITE)/zh && cp -r $(ZH_SITE) $(EN_SITE)/zh && echo "and copied to $(EN_SITE)/zh"; \
+	else echo "no English site in $(EN_SITE): the language links of $(ZH_SITE) lead nowhere until it is built"; fi
+
+# Debian's Noto CJK fonts, with which Chromium renders the Chinese site and prints its PDF (without
+# them, Debian's Chromium has no Chinese glyphs at all).
+CJK_FONT := /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
+$(CJK_FONT):
+	@echo "Installing Debian's fonts-noto-cjk for the Chinese site"
+	$(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq
+	$(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -qq --no-install-recommends fonts-noto-cjk >/dev/null
+
+# make test: the Chinese site built from the clean build's cache, into the test site's zh/ folder
+# (what is published), then checked in the browser like the English (every page at desktop and
+# phone widths, formulas, figures, links; interactive figures drawn and solutions folded, without
+# moving the sliders or opening the solutions again: same scripts, same data) and for what is
+# Chinese (CJK text in a Noto CJK face, Chinese pages, search that finds words), and printed (the
+# full edition only).
+ZH_TEST_SITE := $(TEST_OUTPUT)/_build/html/zh
+zh-site-test: $(INSTALLED)
+	$(MAKE) --no-print-directory book-zh ZH_OUTPUT=$(TEST_OUTPUT)/zh ZH_CACHE=$(TEST_OUTPUT)/_build/.jupyter_cache \
+		EN_SITE=$(TEST_OUTPUT)/_build/html
+
+# Screenshots of the Chinese pages only on request (a full-page screenshot of every page at two
+# widths costs time, and the English ones show the layout): make browser-zh ZH_SCREENSHOTS=<folder>.
+ZH_SCREENSHOTS ?=
+browser-zh: $(INSTALLED) $(BROWSER) $(CJK_FONT)
+	SITE_DIR=$(ZH_TEST_SITE) SITE_ROOT=$(TEST_OUTPUT)/_build/html $(if $(ZH_SCREENSHOTS),SCREENSHOT_DIR=$(ZH_SCREENSHOTS)) \
+		BROWSER_INTERACT=0 $(BIN)/python -m pytest tests/browser/test_site.py tests/browser/test_chinese_site.py -m browser
+
+# The Chinese PDF (complete edition), printed from ZH_PDF_SITE like the English, then checked: its
+# pages, their Chinese text and the Noto CJK fonts it embeds (tests/test_pdf.py -k chinese).
+ZH_PDF_SITE ?= $(ZH_SITE)
+ZH_PDF := position-in-attention-zh.pdf
+pdf-zh: $(INSTALLED) $(BROWSER) $(CJK_FONT)
+	$(BIN)/python -m bookkit.pdf $(ZH_PDF_SITE) $(PDF_OUTPUT)/$(ZH_PDF) --edition full
+	PDF_DIR=$(PDF_OUTPUT) PDF_CHINESE=$(ZH_PDF) $(BIN)/python -m pytest tests/test_pdf.py -k chinese
+
+pdf-zh-test: $(INSTALLED)
+	$(MAKE) --no-print-directory pdf-zh ZH_PDF_SITE=$(ZH_TEST_SITE)

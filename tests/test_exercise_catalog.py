@@ -17,6 +17,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import yaml
 from bookkit import exercise_catalog as catalog
 from bookkit import student_edition
 
@@ -143,6 +144,8 @@ def test_the_student_configuration_names_the_edition_and_drops_launch_buttons() 
     config = student_edition.student_config((ROOT / "_config.yml").read_text(encoding="utf-8"))
     assert "(student edition)" in config
     assert "launch_buttons" not in config and "colab" not in config
+    # there is no Chinese student site for the language link to open
+    assert yaml.safe_load(config)["sphinx"]["config"]["language_links"] is False
 
 
 # ---- the chapters ------------------------------------------------------------------------------------

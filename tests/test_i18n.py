@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -17,7 +18,7 @@ import pytest
 import yaml
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import write_po
-from bookkit import i18n, i18n_sphinx
+from bookkit import i18n, i18n_glue, i18n_sphinx, language_links, zh_search
 from myst_nb.ext.glue import GLUE_PREFIX
 
 from posenc.interactive import interactive_figure
@@ -192,6 +193,9 @@ def test_chinese_config_reads_the_english_cache_and_the_catalogs(tmp_path: Path)
     assert changed["sphinx"]["config"]["gettext_compact"] is False  # catalogs as make i18n writes them
     assert changed["execute"]["execute_notebooks"] == "cache"
     assert changed["execute"]["cache"] == str((tmp_path / "cache").resolve())
+    # Colab and Binder open the Chinese notebooks, on their branch of the same repository
+    assert changed["repository"] == {**config["repository"], "branch": i18n.ZH_NOTEBOOKS_BRANCH}
+    assert config["repository"]["branch"] == "main"
 
 
 def test_without_an_english_cache_every_notebook_counts_as_unexecuted(tmp_path: Path) -> None:
@@ -339,3 +343,128 @@ def test_the_missed_text_is_extracted_and_translated_on_the_chinese_site(tmp_pat
     assert f'aria-label="{ring}"' in page and f'"aria-label", {json.dumps(ring)}' in page
     assert page.count("读错坐标的 rotate_half") == 2  # the exercise's title and its solution's
     assert 'aria-label="A ring' not in page and "Weights of one head" not in page and "wrong coordinates" not in page
+
+
+# ---- the Chinese site: search words, glued values in translated paragraphs, language links -------
+
+
+def test_chinese_config_has_chinese_search_and_the_glue_extension(tmp_path: Path) -> None:
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    words = i18n.write_search_words(tmp_path / "search_words.txt")
+    changed = i18n.chinese_config(config, ROOT, tmp_path / "cache", search_words=words)
+    assert changed["sphinx"]["config"]["html_search_language"] == "zh"
+    assert changed["sphinx"]["config"]["html_search_options"] == {"dict": str(words.resolve())}
+    for extension in (i18n.GLUE_EXTENSION, i18n.NODES_EXTENSION, i18n.SEARCH_EXTENSION):  # not in the English build
+        assert extension in changed["sphinx"]["local_extensions"]
+        assert extension not in config["sphinx"]["local_extensions"]
+    # both sites link to each other through the same extension
+    assert language_links.__name__ in config["sphinx"]["local_extensions"]
+    assert language_links.__name__ in changed["sphinx"]["local_extensions"]
+    assert "html_search_options" not in i18n.chinese_config(config, ROOT, tmp_path / "cache")["sphinx"]["config"]
+
+
+def test_the_search_words_are_the_glossary_terms_jieba_can_keep_whole(tmp_path: Path) -> None:
+    words = i18n.search_words()
+    assert {"位置编码", "旋转位置编码", "外推", "远程衰减", "注意力分数"} <= set(words)
+    assert all(i18n.CJK_WORD.fullmatch(word) for word in words)  # no "KV 缓存", no "softmax 函数"
+    path = i18n.write_search_words(tmp_path / "words.txt")
+    assert path.read_text(encoding="utf-8").splitlines() == words
+
+
+def test_a_translated_glue_role_refers_to_its_own_chapter() -> None:
+    assert i18n_glue.in_document("alias-far:d", "notebooks/00_tour.ipynb") == "/notebooks/00_tour.ipynb::alias-far:d"
+    # myst-nb splits the format at the last colon: a key without one gets the default format, s
+    assert i18n_glue.in_document("checks", "notebooks/00_tour.ipynb") == "/notebooks/00_tour.ipynb::checks:s"
+    assert i18n_glue.in_document("other.ipynb::key:.2f", "notebooks/00_tour.ipynb") == "other.ipynb::key:.2f"
+
+
+@pytest.mark.parametrize(
+    ("page", "to_chinese", "to_english"),
+    [
+        ("book/intro", "../zh/book/intro.html", "../../book/intro.html"),
+        ("genindex", "zh/genindex.html", "../genindex.html"),
+        ("notebooks/03_sinusoidal", "../zh/notebooks/03_sinusoidal.html", "../../notebooks/03_sinusoidal.html"),
+    ],
+)
+def test_a_language_link_leads_to_the_same_page_of_the_other_site(page: str, to_chinese: str, to_english: str) -> None:
+    english, chinese = language_links.site_of("en"), language_links.site_of("zh_CN")
+    assert language_links.link_between(page, english, chinese) == to_chinese
+    assert language_links.link_between(page, chinese, english) == to_english
+    assert language_links.other_site(english) is chinese and language_links.other_site(chinese) is english
+    assert language_links.site_of(None) is english
+
+
+@pytest.mark.parametrize("page", ["", "/book/intro", "book/../../intro", "book//intro"])
+def test_a_language_link_needs_a_page_inside_the_site(page: str) -> None:
+    english, chinese = language_links.SITES
+    with pytest.raises(ValueError, match="relative path inside the site"):
+        language_links.link_between(page, english, chinese)
+
+
+def test_a_site_in_another_language_is_refused() -> None:
+    with pytest.raises(ValueError, match="no site in language 'fr'"):
+        language_links.site_of("fr")
+
+
+GLUED_TEXT = {
+    "A tiny chapter": "一个小章节",
+    "The loss fell to {glue:text}`loss:.2f` after {glue:text}`steps` steps.":
+        "损失在 {glue:text}`steps` 步之后降到 {glue:text}`loss:.2f`。",
+}
+BOOK_CONF = """
+extensions = ["myst_nb", "bookkit.i18n_sphinx", "bookkit.i18n_glue", "bookkit.i18n_nodes", "bookkit.language_links"]
+html_theme = "sphinx_book_theme"
+nb_execution_mode = "off"
+gettext_compact = False
+locale_dirs = ["locale"]
+exclude_patterns = ["_build", "locale"]
+"""
+
+
+def glued_notebook() -> nbformat.NotebookNode:
+    """A notebook as executed: two glued values, and the paragraph that shows them."""
+    glue = nbformat.v4.new_code_cell('glue("loss", 0.25)\nglue("steps", 300)')
+    glue.outputs = [
+        nbformat.v4.new_output("display_data", {GLUE_PREFIX + "text/plain": text},
+                               metadata={"scrapbook": {"name": name, "mime_prefix": GLUE_PREFIX}})
+        for name, text in (("loss", "0.25"), ("steps", "300"))
+    ]
+    return nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# A tiny chapter"),
+        glue,
+        nbformat.v4.new_markdown_cell(list(GLUED_TEXT)[1]),
+    ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+
+
+def test_the_chinese_site_shows_glued_values_and_links_to_the_english(tmp_path: Path) -> None:
+    """Built in Chinese with the book's theme: the translated paragraph shows the chapter's glued values,
+    and the page links to itself on the English site (../<page>.html from the zh/ folder)."""
+    book = tmp_path / "book"
+    (book / "notebooks").mkdir(parents=True)
+    (book / "conf.py").write_text(BOOK_CONF, encoding="utf-8")
+    (book / "index.md").write_text("# Index\n\n```{toctree}\nnotebooks/tiny\n```\n", encoding="utf-8")
+    nbformat.write(glued_notebook(), book / "notebooks" / "tiny.ipynb")
+    write_catalog(book / "locale" / "zh_CN" / "LC_MESSAGES" / "notebooks" / "tiny.po",
+                  {english: (chinese, False) for english, chinese in GLUED_TEXT.items()})
+    sphinx_build(book, "html", tmp_path / "html", "-W", "-D", "language=zh_CN")
+    page = (tmp_path / "html" / "notebooks" / "tiny.html").read_text(encoding="utf-8")
+    assert '损失在 <span class="pasted-text">300</span> 步之后降到 <span class="pasted-text">0.25</span>。' in page
+    link = '<a href="../../notebooks/tiny.html" class="btn btn-sm language-link" hreflang="en"'
+    assert page.count(link) == 1 and '<link rel="alternate" hreflang="en" href="../../notebooks/tiny.html" />' in page
+    assert '<html lang="zh-CN"' in page
+    assert "language-link.css" in page and (tmp_path / "html" / "_static" / "language-link.css").is_file()
+    # the translated paragraphs' nodes are saved with their page, not with the document Sphinx parsed them in
+    doctree = pickle.loads((tmp_path / "html" / ".doctrees" / "notebooks" / "tiny.doctree").read_bytes())
+    assert all(node.document is doctree for node in doctree.findall())
+
+
+def test_the_chinese_search_indexes_jieba_words_with_its_latin_terms_in_a_set() -> None:
+    """The same words as Sphinx's own Chinese search, with the Latin ones kept in a set."""
+    from sphinx.search.zh import SearchChinese
+
+    text = "旋转位置编码 rotates each pair; RoPE 的外推 uses rotate_half and the base 10000."
+    ours, sphinx = zh_search.ChineseSearch({}), SearchChinese({})
+    assert ours.lang == "zh" and isinstance(ours.latin_terms, set)
+    assert [ours.stem(w) for w in ours.split(text)] == [sphinx.stem(w) for w in sphinx.split(text)]
+    assert {"旋转", "位置", "编码", "rotates", "RoPE"} <= set(ours.split(text))
+    assert set(ours.latin_terms) == set(sphinx.latin_terms)

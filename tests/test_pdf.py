@@ -187,3 +187,73 @@ def test_the_full_edition_has_every_solution_and_the_student_edition_none() -> N
     for chapter in CHAPTERS:
         for exercise in chapter.exercises:
             assert _squeezed(exercise.title) in student, f"exercise {exercise.label} missing from the student PDF"
+
+
+# ---- the Chinese edition (make pdf-zh): printed from the Chinese site like the full edition --------
+
+CHINESE = os.environ.get("PDF_CHINESE")
+chinese = pytest.mark.skipif(not CHINESE, reason="set PDF_CHINESE to the Chinese PDF in PDF_DIR (make pdf-zh)")
+CJK = re.compile(r"[\u3400-\u9fff]")
+NOTO_CJK = re.compile(r"Noto(Sans|Serif)CJK")
+
+
+def _fonts(page: object) -> set[str]:
+    """The names of the fonts a page draws with, its own and those of the forms it places. Chromium
+    embeds Noto CJK (an OpenType font with CFF outlines) as Type 3 fonts, each glyph a drawing: their
+    name is in the font descriptor (``/FAAAAA+NotoSansCJKsc-Bold``), not in ``/BaseFont``."""
+    names: set[str] = set()
+    resources = page.get("/Resources") or {}  # type: ignore[attr-defined]
+    for font in (resources.get("/Font") or {}).values():
+        font = font.get_object()
+        descriptor = font.get("/FontDescriptor")
+        names.add(str(font.get("/BaseFont", "")))
+        names.add(str(descriptor.get_object().get("/FontName", "")) if descriptor else "")
+    for xobject in (resources.get("/XObject") or {}).values():
+        names |= _fonts(xobject.get_object())
+    return names
+
+
+@chinese
+def test_the_chinese_edition_has_every_page_in_the_outline_and_chinese_text() -> None:
+    name = CHINESE or ""
+    reader = _reader(name)
+    pages = _pages(name)
+    assert 150 <= len(pages) <= 1500, f"{name} has {len(pages)} pages"
+    outline = _flat(reader.outline)
+    toc = toc_documents(ROOT / "_toc.yml")
+    parts = {part for part, _ in toc if part}
+    assert len(outline) == len(parts) + len(toc)
+    chapters = [item for item in outline if item.title not in parts]
+    untitled = [item.title for item in chapters if not CJK.search(item.title) and item.title != "API reference"]
+    assert not untitled, f"{name}: pages whose title is not Chinese: {untitled}"
+    text = "".join(pages)
+    cjk = len(CJK.findall(text))
+    # Measured: 82 568 (the text of about 670 pages; a few common characters come out as their
+    # Kangxi-radical twins, 面 as ⾯, from the font's own map, which a reader's search would miss).
+    assert cjk >= 50_000, f"{name}: only {cjk} Chinese characters can be extracted"
+    for item in chapters:
+        first = pages[reader.get_destination_page_number(item)]
+        assert CJK.search(first), f"{name}: no extractable Chinese on the first page of {item.title!r}"
+
+
+@chinese
+def test_the_chinese_edition_draws_its_chinese_with_noto_cjk_fonts() -> None:
+    """Every page with Chinese text embeds a Noto CJK font (a page without one would show empty boxes)."""
+    name = CHINESE or ""
+    reader = _reader(name)
+    without = [
+        number
+        for number, (page, text) in enumerate(zip(reader.pages, _pages(name), strict=True), start=1)
+        if CJK.search(text) and not any(NOTO_CJK.search(font) for font in _fonts(page))
+    ]
+    assert not without, f"{name}: pages with Chinese text but no Noto CJK font: {without[:20]}"
+
+
+@chinese
+def test_the_chinese_edition_formulas_are_typeset() -> None:
+    name = CHINESE or ""
+    for number, text in enumerate(_pages(name), start=1):
+        assert "MathJax" not in text and "Math input error" not in text, f"{name}, page {number}"
+        for line in text.splitlines():
+            raw = RAW_TEX.search(line) if not set("'\"") & set(line) else None
+            assert raw is None, f"{name}, page {number}: raw TeX {raw.group(0)!r} in {line!r}"

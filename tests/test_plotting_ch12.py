@@ -11,7 +11,16 @@ import pytest
 import torch
 from matplotlib.colors import to_rgba
 
-from posenc import curves, histograms, pair_walk, similarity_heatmaps, table_profile
+from posenc import (
+    counting_panels,
+    curves,
+    histograms,
+    moved_rows_and_accuracy,
+    pair_walk,
+    permuted_maps,
+    similarity_heatmaps,
+    table_profile,
+)
 
 # --------------------------------------------------------------------------- curves
 
@@ -177,3 +186,80 @@ def test_table_profile_without_boundary_draws_no_marks_and_validates():
         table_profile(torch.eye(3), {"c": [1.0]}, title="t", boundary=3)
     with pytest.raises(ValueError, match="at least one curve"):
         table_profile(torch.eye(3), {}, title="t")
+
+
+# --------------------------------------------------------------------------- chapter 1 and the window counter
+
+
+def test_permuted_maps_draw_the_three_maps_with_token_names_in_each_order():
+    weights = torch.softmax(torch.randn(4, 4), dim=-1)
+    perm = torch.tensor([2, 0, 3, 1])
+    permuted = weights[perm][:, perm]
+    fig = permuted_maps(weights, permuted, permuted + 0.01, perm)
+    panels = [ax for ax in fig.axes if ax.get_images()]
+    assert [ax.get_title() for ax in panels] == [r"$A(X)$", r"$\Pi A(X) \Pi^\top$", r"$A(\Pi X)$"]
+    for ax, matrix in zip(panels, [weights, permuted, permuted + 0.01], strict=True):
+        np.testing.assert_allclose(ax.get_images()[0].get_array(), matrix.numpy())
+        assert (ax.get_xlabel(), ax.get_ylabel()) == ("key", "query")
+    names = [[text.get_text() for text in ax.get_xticklabels()] for ax in panels]
+    assert names == [["x0", "x1", "x2", "x3"], ["x2", "x0", "x3", "x1"], ["x2", "x0", "x3", "x1"]]
+    assert [text.get_text() for text in panels[1].get_yticklabels()] == names[1]
+    assert {ax.get_images()[0].get_clim()[0] for ax in panels} == {0.0}
+
+
+def test_permuted_maps_validate_shapes_and_the_permutation():
+    square = torch.rand(3, 3)
+    with pytest.raises(ValueError, match="permutation"):
+        permuted_maps(square, square, square, [0, 0, 1])
+    with pytest.raises(ValueError, match=r"\(3, 3\)"):
+        permuted_maps(square, torch.rand(3, 4), square, [0, 1, 2])
+    with pytest.raises(TypeError):
+        permuted_maps(square, square, "not a matrix", [0, 1, 2])
+
+
+def test_counting_panels_draw_the_outputs_and_the_recovered_positions():
+    positions = torch.arange(6)
+    causal = 1.0 / (positions + 1.0)
+    unmasked = torch.full((6,), 1 / 6)
+    recovered = 1.0 / causal - 1.0
+    fig = counting_panels(positions, causal, unmasked, recovered)
+    left, right = fig.axes
+    reference, causal_line, unmasked_line = left.get_lines()
+    assert [line.get_label() for line in left.get_lines()] == ["$1/(i+1)$", "causal mask", "no mask"]
+    np.testing.assert_allclose(reference.get_ydata(), 1.0 / (np.arange(6) + 1.0), rtol=1e-6)
+    np.testing.assert_allclose(causal_line.get_ydata(), causal.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(unmasked_line.get_ydata(), unmasked.numpy(), rtol=1e-6)
+    assert to_rgba(reference.get_color()) == to_rgba("0.6")
+    ideal, recovered_line = right.get_lines()
+    np.testing.assert_array_equal(ideal.get_ydata(), np.arange(6))
+    np.testing.assert_allclose(recovered_line.get_ydata(), recovered.numpy(), rtol=1e-6)
+    assert (left.get_title(), right.get_title()) == ("Output of the marker channel", "Position read off the output")
+    assert right.get_ylabel() == "recovered position"
+
+
+def test_counting_panels_need_one_value_per_position():
+    with pytest.raises(ValueError, match="one value per position"):
+        counting_panels(torch.arange(5), torch.rand(5), torch.rand(4), torch.rand(5))
+
+
+def test_moved_rows_and_accuracy_draws_both_panels_with_marks_and_baseline():
+    change = torch.cat([torch.rand(8) + 0.5, torch.zeros(4)])
+    accuracy = torch.linspace(1.0, 0.3, 12 - 2 * 2)
+    fig = moved_rows_and_accuracy(change, accuracy, radius=2, train_len=8, baseline=0.375)
+    left, right = fig.axes
+    np.testing.assert_allclose(left.get_lines()[0].get_ydata(), change.numpy(), rtol=1e-6)
+    curve = right.get_lines()[0]
+    np.testing.assert_array_equal(curve.get_xdata(), np.arange(2, 10))
+    np.testing.assert_allclose(curve.get_ydata(), accuracy.numpy(), rtol=1e-6)
+    for ax in (left, right):
+        assert any(np.allclose(line.get_xdata(), 7.5) for line in ax.get_lines()[1:])
+    assert any(np.allclose(line.get_ydata(), 0.375) for line in right.get_lines()[1:])
+    assert right.get_title() == "Accuracy on sequences of length 12"
+    assert [text.get_text() for text in right.get_legend().get_texts()] == ["accuracy", "most frequent count"]
+
+
+def test_moved_rows_and_accuracy_validates_its_arguments():
+    with pytest.raises(ValueError, match="one per window centre"):
+        moved_rows_and_accuracy(torch.rand(12), torch.rand(9), radius=2, train_len=8, baseline=0.4)
+    with pytest.raises(TypeError):
+        moved_rows_and_accuracy(torch.rand(12), torch.rand(8), radius=2.0, train_len=8, baseline=0.4)

@@ -14,11 +14,13 @@ import torch
 from posenc import (
     bits_as_sine_signs,
     curve_slider,
+    encoding_columns,
+    encoding_heatmap,
     extrapolation_panels,
     gram_by_offset,
     pair_on_circle,
     sinusoidal_encoding,
-    table_slider,
+    wavelength_progression,
     xy_curves,
 )
 
@@ -165,22 +167,6 @@ def test_bits_as_sine_signs_draws_each_bit_as_the_sign_of_its_sine():
         bits_as_sine_signs(32, 2.0, ladders)
 
 
-def test_table_slider_has_one_heatmap_per_step_with_column_periods():
-    pytest.importorskip("plotly")
-    tables = {"10": sinusoidal_encoding(4, 6, base=10.0), "100": sinusoidal_encoding(4, 6, base=100.0)}
-    periods = {label: torch.arange(6.0) + 1 for label in tables}
-    figure = table_slider(tables, periods, slider_label="b = ", active="100")
-    assert len(figure.data) == 2
-    np.testing.assert_allclose(np.asarray(figure.data[1].z), tables["100"].numpy())
-    np.testing.assert_allclose(np.asarray(figure.data[0].customdata)[2], np.arange(6.0) + 1)
-    assert [trace.visible for trace in figure.data] == [False, True]
-    assert [step["label"] for step in figure.layout.sliders[0].steps] == ["10", "100"]
-    with pytest.raises(ValueError, match="one of the labels"):
-        table_slider(tables, periods, slider_label="b = ", active="3")
-    with pytest.raises(ValueError, match="one period per column"):
-        table_slider(tables, {label: [1.0] for label in tables}, slider_label="b", active="10")
-
-
 def test_curve_slider_draws_curves_and_marks_on_fixed_axes():
     pytest.importorskip("plotly")
     x = torch.arange(-3, 4)
@@ -204,3 +190,70 @@ def test_curve_slider_draws_curves_and_marks_on_fixed_axes():
     assert figure.layout.xaxis.title.text == "offset"
     with pytest.raises(ValueError, match="marks has no entry"):
         curve_slider(x, ys, {"a": []}, mark_label="m", slider_label="s", active="a", xlabel="x", ylabel="y")
+
+
+def test_wavelength_progression_draws_each_width_on_its_own_grid_with_both_levels():
+    base = 10000.0
+    wavelengths = {
+        f"d = {d}": 2 * math.pi * base ** (torch.arange(0, d, 2, dtype=torch.float64) / d) for d in (8, 32)
+    }
+    ax = wavelength_progression(wavelengths, base)
+    curves = [line for line in ax.get_lines() if line.get_label() in wavelengths]
+    assert [line.get_label() for line in curves] == ["d = 8", "d = 32"]
+    for line, values in zip(curves, wavelengths.values(), strict=True):
+        d = 2 * len(values)
+        np.testing.assert_allclose(line.get_xdata(), np.arange(0, d, 2) / d, rtol=1e-6)
+        np.testing.assert_allclose(line.get_ydata(), values.numpy())
+    assert [line.get_marker() for line in curves] == ["o", "s"]
+    assert ax.get_yscale() == "log"
+    heights = sorted(float(line.get_ydata()[0]) for line in ax.get_lines() if line not in curves)
+    np.testing.assert_allclose(heights, [2 * math.pi, 2 * math.pi * base])
+    assert ax.get_title() == "Wavelengths form a geometric progression"
+
+
+def test_wavelength_progression_validates_its_arguments():
+    with pytest.raises(ValueError, match="at least one"):
+        wavelength_progression({}, 10000.0)
+    with pytest.raises(ValueError, match="greater than 1"):
+        wavelength_progression({"d = 4": [1.0, 2.0]}, 1.0)
+    with pytest.raises(TypeError):
+        wavelength_progression({"d = 4": "not numbers"}, 10.0)
+
+
+def test_encoding_heatmap_shows_the_table_on_the_fixed_scale_with_its_size():
+    table = sinusoidal_encoding(20, 8)
+    ax = encoding_heatmap(table)
+    image = ax.get_images()[0]
+    np.testing.assert_array_equal(image.get_array(), table.numpy())
+    assert image.get_clim() == (-1.0, 1.0)
+    assert image.get_cmap().name == "RdBu_r"
+    assert ax.get_title() == "Sinusoidal encoding, 20 positions, d = 8"
+    assert ax.get_ylabel() == "position i"
+    with pytest.raises(ValueError):
+        encoding_heatmap(torch.zeros(3))
+
+
+def test_encoding_columns_draw_sines_solid_and_cosines_dashed_with_their_pairs():
+    table = sinusoidal_encoding(30, 16)
+    ax = encoding_columns(table, range(5, 8))
+    lines = ax.get_lines()
+    assert [line.get_label() for line in lines] == [
+        "column 5: cos, pair 2",
+        "column 6: sin, pair 3",
+        "column 7: cos, pair 3",
+    ]
+    for line, column in zip(lines, range(5, 8), strict=True):
+        np.testing.assert_array_equal(line.get_xdata(), np.arange(30))
+        np.testing.assert_allclose(line.get_ydata(), table[:, column].numpy())
+    assert [line.get_linestyle() for line in lines] == ["--", "-", "--"]
+    assert ax.get_title() == "Columns 5 to 7 of the encoding (d = 16)"
+
+
+def test_encoding_columns_validate_the_columns():
+    table = sinusoidal_encoding(10, 8)
+    with pytest.raises(ValueError, match="at least one"):
+        encoding_columns(table, [])
+    with pytest.raises(ValueError, match="width 8"):
+        encoding_columns(table, [7, 8])
+    with pytest.raises(TypeError):
+        encoding_columns(table, [1.5])

@@ -203,3 +203,40 @@ def test_bias_by_head_slider_validates_shapes():
         bias_by_head_slider(offsets, torch.zeros(2, 4), torch.zeros(2, 3), offsets, torch.ones(2))
     with pytest.raises(ValueError, match="one bucket per offset"):
         bias_by_head_slider(offsets, torch.zeros(2, 3), torch.zeros(2, 3), torch.arange(2), torch.ones(2))
+
+
+def test_t5_bucket_panels_draw_the_bucket_maps_and_their_edges():
+    from posenc import t5_bucket_panels, t5_relative_position_bucket
+
+    offsets = torch.arange(-160, 161)
+    both, causal = (t5_relative_position_bucket(offsets, bidirectional=mode) for mode in (True, False))
+    fig, axes = t5_bucket_panels(offsets, both, causal, exact=(8, 16), last=(91, 113))
+    assert len(fig.axes) == 2
+    for ax, buckets in zip(axes, (both, causal), strict=True):
+        (line,) = [line for line in ax.get_lines() if line.get_label() == "bucket"]
+        np.testing.assert_array_equal(line.get_xdata(), offsets.numpy())
+        np.testing.assert_array_equal(line.get_ydata(), buckets.numpy())
+        assert line.get_drawstyle() == "steps-mid"
+    marks = [sorted(line.get_xdata()[0] for line in ax.get_lines() if line.get_label() != "bucket") for ax in axes]
+    assert marks == [[-91, -8, 8, 91], [-113, -16]]  # the causal panel marks the past only
+    assert axes[0].get_title() == "bidirectional, 32 buckets, max_distance 128"
+    assert axes[1].get_title().startswith("causal")
+    with pytest.raises(ValueError):
+        t5_bucket_panels(offsets, both[:-1], causal)
+
+
+def test_alibi_weight_curves_draw_one_curve_per_head_by_distance():
+    from posenc import alibi_bias, alibi_weight_curves
+
+    weights = alibi_bias(4, 64)[:, -1].softmax(-1)
+    ax = alibi_weight_curves(weights)
+    lines = ax.get_lines()
+    assert [line.get_label() for line in lines] == ["head 1", "head 2", "head 3", "head 4"]
+    for line, row in zip(lines, weights, strict=True):
+        np.testing.assert_array_equal(line.get_xdata(), np.arange(63, -1, -1))  # key j at distance 63 - j
+        np.testing.assert_allclose(line.get_ydata(), row.numpy())
+    # the nearest key (distance 0) gets the largest weight in every head
+    assert all(line.get_ydata()[-1] == line.get_ydata().max() for line in lines)
+    assert ax.get_yscale() == "log" and ax.get_ylim() == (1e-6, 1.5)
+    with pytest.raises(ValueError):
+        alibi_weight_curves(torch.zeros(2, 3, 4))

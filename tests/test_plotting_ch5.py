@@ -202,3 +202,28 @@ def test_scores_beside_profiles_draws_the_matrix_centred_on_zero_and_the_profile
     np.testing.assert_array_equal(lines["b"].get_xdata(), [-2, -1, 0, 1, 2])
     with pytest.raises(ValueError, match="3 values for 5 offsets"):
         scores_beside_profiles(grid, offsets, {"a": [1.0, 2.0, 3.0]})
+
+
+def test_rotation_panels_draw_the_vector_its_turn_and_its_orbit():
+    from posenc import rotation_panels
+
+    x = torch.tensor([1.0, 0.35], dtype=torch.float64)
+    angles = torch.arange(8) * 0.5
+    orbit = torch.stack([angles.cos() * x[0] - angles.sin() * x[1], angles.sin() * x[0] + angles.cos() * x[1]], -1)
+    turn = math.pi / 4
+    turned = torch.tensor([math.cos(turn) - 0.35 * math.sin(turn), math.sin(turn) + 0.35 * math.cos(turn)]).double()
+    fig = rotation_panels(x, turned, orbit)
+    left, right = fig.axes
+    assert left.get_title() == "one rotation by 45°"
+    assert [t.get_text() for t in left.get_legend().get_texts()] == ["$x$", r"$B(\pi/4)\,x$"]
+    assert right.get_title() == r"$B(m\theta)\,x$ at positions $m = 0, \dots, 7$"
+    assert [t.get_text() for t in right.texts] == [str(m) for m in range(8)]
+    # the arrows are the inputs: x and its turn on the left, the orbit on the right
+    left_tips = np.array([(q.U[0], q.V[0]) for q in left.collections if hasattr(q, "U")])
+    np.testing.assert_allclose(left_tips, torch.stack([x, turned]).numpy())
+    right_tips = np.array([(q.U[0], q.V[0]) for q in right.collections if hasattr(q, "U")])
+    np.testing.assert_allclose(right_tips, orbit.numpy())
+    # the numbers sit just beyond the tips, on the rays of the orbit
+    np.testing.assert_allclose([t.get_position() for t in right.texts], 1.15 * orbit.numpy())
+    with pytest.raises(ValueError):
+        rotation_panels(x, turned, torch.zeros(3, 3))

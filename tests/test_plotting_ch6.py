@@ -5,11 +5,13 @@ The Agg backend is selected in ``conftest.py``; every figure is closed after eac
 
 from __future__ import annotations
 
+import matplotlib.colors
 import numpy as np
 import pytest
 import torch
 
 from posenc import frequency_bands, weight_maps_with_difference
+from posenc.plotting import layout_permutation, offset_score_maps, partial_rotary_parts
 
 # --------------------------------------------------------------------------- frequency_bands
 
@@ -90,3 +92,63 @@ def test_orbit_and_terms_draws_the_pairs_the_terms_and_both_scores():
         orbit_and_terms(orbit.real, offsets, terms, (offsets, terms.sum(-1)))
     with pytest.raises(ValueError, match="one row per offset"):
         orbit_and_terms(orbit, offsets[:3], terms, (offsets, terms.sum(-1)))
+
+
+# --------------------------------------------------------------------------- layout_permutation
+
+
+def test_layout_permutation_draws_the_three_matrices_on_one_scale():
+    rotation, permutation = torch.randn(4, 4), torch.eye(4)[[0, 2, 1, 3]]
+    half = permutation @ rotation @ permutation.T
+    fig = layout_permutation(rotation, permutation, half, 10)
+    panels = [ax for ax in fig.axes if ax.images]
+    assert len(panels) == 3
+    for ax, matrix in zip(panels, [rotation, permutation, half], strict=True):
+        np.testing.assert_allclose(ax.images[0].get_array(), matrix.numpy())
+        assert ax.images[0].get_clim() == (-1, 1)
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["0", "1", "2", "3"]
+    assert panels[0].get_title() == "$R_{10}$ (interleaved)"
+    assert panels[2].get_title().endswith("R^{\\mathrm{half}}_{10}$")
+
+
+def test_layout_permutation_validates():
+    with pytest.raises(ValueError, match="square"):
+        layout_permutation(torch.eye(3), torch.eye(4), torch.eye(4), 1)
+
+
+# --------------------------------------------------------------------------- partial_rotary_parts
+
+
+def test_partial_rotary_parts_draws_each_part_with_its_style():
+    offsets = torch.arange(-3, 4)
+    parts = {f"{kind}, i = {i}": torch.randn(7) for i in (1, 2, 3) for kind in ("rotated", "pass")}
+    ax = partial_rotary_parts(offsets, parts, 8, 32)
+    assert len(ax.lines) == 6
+    for line, values in zip(ax.lines, parts.values(), strict=True):
+        np.testing.assert_allclose(line.get_ydata(), values.numpy(), rtol=1e-6)
+        np.testing.assert_array_equal(line.get_xdata(), offsets.numpy())
+    colours = [matplotlib.colors.to_hex(line.get_color()) for line in ax.lines]
+    assert colours == [matplotlib.colors.to_hex(c) for c in ["C0", "C1"] * 3]
+    assert [line.get_linestyle() for line in ax.lines] == ["-", "-", "--", "--", ":", ":"]
+    assert ax.get_title() == "partial rotary, 8 of 32 coordinates rotated: the three starts coincide"
+    with pytest.raises(ValueError, match="pairs"):
+        partial_rotary_parts(offsets, {"one": torch.zeros(7)}, 8, 32)
+
+
+# --------------------------------------------------------------------------- offset_score_maps
+
+
+def test_offset_score_maps_labels_every_fifth_offset_and_keeps_the_maps():
+    maps = {"a": torch.randn(11, 11), "b": torch.randn(11, 11)}
+    fig = offset_score_maps(maps, 32)
+    panels = [ax for ax in fig.axes if ax.images]
+    assert [ax.get_title() for ax in panels] == ["a", "b"]
+    for ax, matrix in zip(panels, maps.values(), strict=True):
+        np.testing.assert_allclose(ax.images[0].get_array(), matrix.numpy())
+    labels = [t.get_text() for t in panels[0].get_xticklabels()]
+    assert labels == ["-5", "", "", "", "", "0", "", "", "", "", "5"]
+    assert fig.get_suptitle() == "all-ones score / d around a query, d = 32"
+    with pytest.raises(ValueError, match="odd"):
+        offset_score_maps({"even": torch.zeros(4, 4)}, 8)
+    with pytest.raises(ValueError, match="at least one"):
+        offset_score_maps({}, 8)

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from posenc import Curve, LinePanel, Reference, WindowSummary, band_traces, line_panels, log_windows
+from posenc.plotting import positional_profiles, slow_centre
 
 
 def test_line_panels_draws_every_curve_with_its_data_labels_and_style():
@@ -232,3 +233,63 @@ def test_precision_panels_draws_angle_and_score_errors_per_format():
     assert left.get_xscale() == left.get_yscale() == right.get_yscale() == "log"
     with pytest.raises(ValueError, match="same labels"):
         precision_panels(positions, angles, {"float16": scores["float16"]})
+
+
+def test_precision_panels_draws_the_rounding_yardstick_and_a_full_legend_on_each_panel():
+    from posenc.plotting import precision_panels
+
+    positions = [1e3, 1e4, 1e5]
+    angles = {"float16": [0.1, 1.0, np.nan], "float32": [1e-5, 1e-4, 1e-3]}
+    scores = {"float16": [0.2, 2.0, np.nan], "float32": [1e-6, 1e-5, 1e-4]}
+    rounding = {"float16": [5e-4] * 3, "bfloat16": [4e-3] * 3}
+    left, right = precision_panels(positions, angles, scores, extra_scores={"HF": [0.01] * 3},
+                                   rounding=rounding).axes
+    labelled = {line.get_label(): line for line in right.lines}
+    for label, values in rounding.items():
+        line = labelled[f"q, k rounded to {label}"]
+        np.testing.assert_array_equal(line.get_ydata(), values)
+        assert line.get_linestyle() == "-."
+    assert labelled["q, k rounded to float16"].get_color() != labelled["q, k rounded to bfloat16"].get_color()
+    np.testing.assert_array_equal(labelled["float32 angles"].get_ydata(), scores["float32"])
+    # each legend names every curve and reference line of its panel
+    for ax in (left, right):
+        legend = [text.get_text() for text in ax.get_legend().get_texts()]
+        drawn = [line.get_label() for line in ax.lines if not line.get_label().startswith("_")]
+        assert legend == drawn and len(drawn) == len(ax.lines)
+    assert "q, k rounded to bfloat16" in [t.get_text() for t in right.get_legend().get_texts()]
+    # without rounding curves the right panel is as before (no grey dash-dotted line)
+    plain = precision_panels(positions, angles, scores).axes[1]
+    assert not any(line.get_linestyle() == "-." for line in plain.lines)
+
+
+# --------------------------------------------------------------------------- slow_centre, positional_profiles
+
+
+def test_slow_centre_draws_the_score_and_its_slow_part():
+    offsets, score, slow = torch.arange(50), torch.randn(50), torch.randn(50)
+    ax = slow_centre(offsets, score, slow, 256, 2000.0).axes[0]
+    assert len(ax.lines) == 2
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), score.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(ax.lines[1].get_ydata(), slow.numpy(), rtol=1e-6)
+    np.testing.assert_array_equal(ax.lines[0].get_xdata(), offsets.numpy())
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "score (all pairs)", "slow pairs only (wavelength > 2000)"]
+    assert ax.get_ylim() == (-60, 160) and ax.get_title().startswith("d = 256:")
+    with pytest.raises(ValueError, match="one length"):
+        slow_centre(offsets, score, slow[:10], 256, 2000.0)
+
+
+def test_positional_profiles_labels_each_profile_with_its_peak():
+    offsets = torch.arange(-5, 6)
+    profiles = {-1: -(offsets + 1.0).abs(), 3: -(offsets - 3.0).abs()}
+    ax = positional_profiles(offsets, torch.ones(11), profiles, 64).axes[0]
+    assert len(ax.lines) == 3
+    for line, values in zip(ax.lines[1:], profiles.values(), strict=True):
+        np.testing.assert_array_equal(line.get_ydata(), values.numpy())
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[1:] == ["c^T R_(δ-δ*) c with δ* = -1 (peak at -1)", "c^T R_(δ-δ*) c with δ* = 3 (peak at 3)"]
+    assert ax.get_title() == "d = 64: the profile is chosen by q and k"
+    with pytest.raises(ValueError, match="at least one"):
+        positional_profiles(offsets, torch.ones(11), {}, 64)
+    with pytest.raises(ValueError, match="values for"):
+        positional_profiles(offsets, torch.ones(11), {0: torch.ones(3)}, 64)

@@ -1,4 +1,5 @@
-"""Chapter 9's text figure (posenc.plotting.stretching) and its scoring helpers (posenc.stretch_eval)."""
+"""Chapter 9's figures (posenc.plotting.stretching: one style per rule, accuracy by band, loss by
+position) and the scoring helpers of its experiments (posenc.stretch_eval)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
+from matplotlib.colors import to_hex
 
 from posenc import store
 from posenc.experiments import IGNORE, make_batch, mean_over_bands
-from posenc.plotting.stretching import loss_by_position_panels
+from posenc.plotting.extrapolation import accuracy_panels
+from posenc.plotting.stretching import RULE_STYLES, band_accuracy_panels, loss_by_position_panels
 from posenc.stretch import rule_frequencies, stretch
 from posenc.stretch_eval import (
     ZERO_SHOT_ROWS,
@@ -19,6 +22,73 @@ from posenc.stretch_eval import (
     stretch_row,
     with_frequencies,
 )
+
+
+def test_every_row_and_fine_tune_of_chapter_9_has_its_own_colour_and_marker():
+    rows = set(ZERO_SHOT_ROWS) | set(store.CH9_FINETUNE_RULES)
+    assert rows <= set(RULE_STYLES)
+    assert len({style["color"] for style in RULE_STYLES.values()}) == len(RULE_STYLES)
+    assert len({style["marker"] for style in RULE_STYLES.values()}) == len(RULE_STYLES)
+    with pytest.raises(TypeError):
+        RULE_STYLES["pi"] = {"color": "red", "marker": "o"}  # type: ignore[index]
+
+
+def _style(artist) -> tuple[str, str]:
+    """(colour as hex, marker) of a Line2D."""
+    return to_hex(artist.get_color()), artist.get_marker()
+
+
+def test_every_chapter_9_figure_draws_a_rule_in_the_same_style():
+    seeds = np.array([[0.2, 0.4], [0.6, 0.8]])
+    fig1, bands = band_accuracy_panels(["< L", "L to L'"], {"recall": {"rope": seeds, "yarn": seeds}}, chance=0.1)
+    fig2, steps = accuracy_panels((0, 10), {"recall": {"yarn": seeds, "rope": seeds}}, chance=0.1, xscale="linear",
+                                  styles=RULE_STYLES)
+    fig3, text = loss_by_position_panels({"yarn": np.ones((2, 4)), "rope": np.ones((2, 4))},
+                                         {"p": ["yarn", "rope"]}, marks={}, width=1)
+    for rule in ("rope", "yarn"):
+        expected = (to_hex(RULE_STYLES[rule]["color"]), RULE_STYLES[rule]["marker"])
+        marker_line = {container.get_label(): container.lines[0] for container in bands[0].containers}[rule]
+        drawn = [_style(marker_line)] + [_style(line) for ax in (steps[0], text[0]) for line in ax.get_lines()
+                                         if line.get_label() == rule]
+        assert drawn == [expected] * 3, rule
+    plt.close("all")
+    with pytest.raises(ValueError, match="no entry"):
+        accuracy_panels((0, 10), {"p": {"mystery": seeds}}, chance=0.1, styles=RULE_STYLES)
+
+
+def test_band_panels_draw_unjoined_markers_at_the_mean_with_bars_from_worst_to_best_seed():
+    rope = np.array([[1.0, 0.2], [0.8, 0.0], [0.9, 0.4]])  # 3 seeds, 2 bands
+    pi = np.full((3, 2), 0.05)
+    fig, axes = band_accuracy_panels(["< L", "L to L'"], {"recall": {"rope": rope, "pi": pi},
+                                                          "lookback": {"pi": pi}}, chance=0.0625, columns=1)
+    assert [ax.get_title() for ax in axes] == ["recall", "lookback"] and len(fig.axes) == 2
+    recall = axes[0]
+    drawn = {container.get_label(): container for container in recall.containers}
+    markers = {rule: container.lines[0] for rule, container in drawn.items()}
+    assert markers["rope"].get_linestyle() == "None"  # categorical bands: nothing joins them
+    x, y = markers["rope"].get_data()
+    np.testing.assert_allclose(y, [0.9, 0.2])
+    np.testing.assert_allclose(x, [-0.2, 0.8])  # side by side within each band (bands at 0 and 1)
+    np.testing.assert_allclose(markers["pi"].get_xdata(), [0.2, 1.2])
+    (bars,) = drawn["rope"].lines[2]
+    np.testing.assert_allclose([np.sort(segment[:, 1]) for segment in bars.get_segments()], [[0.8, 1.0], [0.0, 0.4]])
+    assert [tick.get_text() for tick in recall.get_xticklabels()] == ["< L", "L to L'"]
+    np.testing.assert_allclose(axes[1].containers[0].lines[0].get_xdata(), [0.2, 1.2])  # a rule keeps its slot
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["rope", "pi", "chance"]
+    plt.close(fig)
+
+
+def test_band_panels_reject_bad_input():
+    with pytest.raises(ValueError, match="at least one band"):
+        band_accuracy_panels([], {"p": {"rope": np.ones((1, 2))}}, chance=0.1)
+    with pytest.raises(ValueError, match="at least one panel"):
+        band_accuracy_panels(["a"], {}, chance=0.1)
+    with pytest.raises(ValueError, match=r"\(seeds, 2\)"):
+        band_accuracy_panels(["a", "b"], {"p": {"rope": np.ones((1, 3))}}, chance=0.1)
+    with pytest.raises(ValueError, match="no entry"):
+        band_accuracy_panels(["a"], {"p": {"mystery": np.ones((1, 1))}}, chance=0.1)
+    with pytest.raises(TypeError, match="torch.Tensor or numpy.ndarray"):
+        band_accuracy_panels(["a"], {"p": {"rope": [[1.0]]}}, chance=0.1)  # type: ignore[dict-item]
 
 
 def test_panels_draw_binned_means_over_seeds_in_a_band_from_lowest_to_highest():

@@ -82,7 +82,7 @@ def test_the_workflow_runs_make_test_which_prints_the_pdf() -> None:
     lanes = re.findall(r"^test-(?:sites|runs):.*\n((?:\t.*\n)+)", makefile, re.M)
     steps = re.findall(r"\$\(call timed,([\w-]+)[^)]*\)", "".join(lanes))
     every_step = ["unit", "build-test", "seeds-test", "outside-test", "browser", "student-test", "pdf-test",
-                  "assignments", "i18n-check"]
+                  "assignments", "i18n-check", "zh-site-test", "browser-zh", "pdf-zh-test"]
     assert sorted(steps) == sorted(every_step)
     pdf_test = re.search(r"^pdf-test:.*\n\t(.*)$", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M)
     site = "$(TEST_OUTPUT)/_build/html"
@@ -93,8 +93,24 @@ def test_the_published_site_is_the_one_make_test_checked() -> None:
     site = f"{_make_variable('TEST_OUTPUT')}/_build/html"
     uploads = [step for step in _steps("test") if step.get("uses", "").startswith("actions/upload-pages-artifact@")]
     assert len(uploads) == 1 and uploads[0]["with"]["path"] == site
-    pdf = [step for step in _steps("test") if step.get("uses", "").startswith("actions/upload-artifact@")]
-    assert len(pdf) == 1 and pdf[0]["with"]["path"] == f"{_make_variable('PDF_OUTPUT')}/*.pdf"
+    artifacts = {step["with"]["name"]: step["with"]["path"] for step in _steps("test")
+                 if step.get("uses", "").startswith("actions/upload-artifact@")}
+    assert artifacts == {
+        "position-in-attention-pdf": f"{_make_variable('PDF_OUTPUT')}/*.pdf",
+        "position-in-attention-zh-notebooks": f"{_make_variable('ZH_NOTEBOOKS')}/notebooks/*.ipynb",
+    }
+
+
+def test_the_chinese_notebooks_are_published_on_the_branch_the_chinese_site_opens() -> None:
+    from bookkit.i18n import ZH_NOTEBOOKS_BRANCH
+
+    job = _workflow()["jobs"]["zh-notebooks"]
+    assert job["needs"] == "test" and job["permissions"] == {"contents": "write"}
+    assert job["if"] == "github.event_name == 'push' && github.ref == 'refs/heads/main'"
+    download = [step for step in job["steps"] if step.get("uses", "").startswith("actions/download-artifact@")]
+    assert download and download[0]["with"]["name"] == "position-in-attention-zh-notebooks"
+    script = job["steps"][-1]["run"]
+    assert f"git checkout -B {ZH_NOTEBOOKS_BRANCH}" in script and f"push --force origin {ZH_NOTEBOOKS_BRANCH}" in script
 
 
 def test_only_a_push_to_main_deploys() -> None:

@@ -14,6 +14,9 @@ Modules, one per family of position methods:
   :mod:`posenc.plotting.core` and :mod:`posenc.plotting.panels`, one module per part of the book)
 - :mod:`posenc.interactive`: figures that stay interactive on the static website (Plotly)
 - :mod:`posenc.diagnostics`: checks that scores depend on positions only through offsets
+- :mod:`posenc.measure`: the measurements the chapters make on tables, layers and trained models
+  (a subpackage of one module per topic, imported as modules: ``from posenc.measure import
+  longrange``)
 - :mod:`posenc.utils`: seeding and machine description
 - :mod:`posenc.claims`: the claims ledger, every measured fact of the prose checked against its value
 - :mod:`posenc.benchmark`: timings of the RoPE implementations

@@ -357,7 +357,7 @@ def glue_figure(name: str, figure: InteractiveFigure) -> None:
     and myst-nb may be missing) it is displayed as the cell's output.
 
     Args:
-        name: the glue key, also used as the figure's label (e.g. ``"fig-sin-table-live"``):
+        name: the glue key, also used as the figure's label (e.g. ``"fig-sin-dot-live"``):
             letters, digits, ``-`` and ``_``.
         figure: the figure, from :func:`interactive_figure`.
 

@@ -32,8 +32,13 @@ def site_dir_fixture() -> Path:
 
 @pytest.fixture(scope="session", name="server")
 def server_fixture(site_dir: Path) -> Iterator[str]:
-    with serve(site_dir) as url:
-        yield url
+    """The site's base URL. ``SITE_ROOT``, when set, is the published layout holding the site (the
+    English site, whose ``zh/`` folder is the Chinese one): it is served whole, and the base URL
+    is the site's folder in it, so the links between the two sites lead where they will online."""
+    root = Path(os.environ.get("SITE_ROOT") or site_dir).resolve()
+    folder = site_dir.resolve().relative_to(root).as_posix()
+    with serve(root) as url:
+        yield url if folder == "." else f"{url}/{folder}"
 
 
 # Every test module that imports the fixture gets its own session fixture; they share one

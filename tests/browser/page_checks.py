@@ -64,7 +64,7 @@ OVERFLOW = """() => {
 #:   of the caption;
 #: - every figure, a notebook's image output or an interactive figure (``div.posenc-interactive``,
 #:   whose text alternative is its ``aria-label``), sits in a ``<figure>`` whose ``<figcaption>``
-#:   carries a number ("Fig. 3.2") and a caption text.
+#:   carries a number ("Fig. 3.2", "图 3.2" on a page in Chinese) and a caption text.
 #: Images in the content outside cell outputs (e.g. a picture in the prose) need alt text but no
 #: caption; the book has none today.
 FIGURES = """() => {
@@ -92,10 +92,13 @@ FIGURES = """() => {
             problems.push(`${label}: alt text is a file name, path or hash: ${text.slice(0, 80)}`);
         else if (captionOf(element)?.text === text) problems.push(`${label}: alt text repeats the caption`);
     };
+    // Sphinx numbers figures in the page's language: "Fig. 3.2", or "图 3.2" on the Chinese site.
+    const numbered = document.documentElement.lang.startsWith('zh')
+        ? /^图\\s*\\d+(\\.\\d+)*/ : /^Fig\\.\\s*\\d+(\\.\\d+)*/;
     const checkCaption = (element, label) => {
         const caption = captionOf(element);
         if (!caption) problems.push(`${label}: not in a <figure> with a <figcaption>`);
-        else if (!/^Fig\\.\\s*\\d+(\\.\\d+)*/.test(caption.number))
+        else if (!numbered.test(caption.number))
             problems.push(`${label}: caption has no number ("Fig. N.M")`);
         else if (!caption.text) problems.push(`${label}: empty caption`);
     };
@@ -189,10 +192,13 @@ class InteractiveFigureReport:
     problems: list[str] = field(default_factory=list)
 
 
-def use_interactive_figure(page: Any, figure: Any, *, patience: float = 1.0) -> InteractiveFigureReport:
+def use_interactive_figure(
+    page: Any, figure: Any, *, patience: float = 1.0, move: bool = True
+) -> InteractiveFigureReport:
     """Move every slider of the figure, or hover its data if it has none; record what changed.
 
-    ``patience`` scales how long a redraw or a hover label is waited for (1: the book's pages).
+    ``patience`` scales how long a redraw or a hover label is waited for (1: the book's pages);
+    with ``move=False`` the figure is only checked to be drawn.
     """
     state = figure.evaluate(
         "element => ({id: element.id, drawn: !!element.querySelector('.main-svg'),"
@@ -201,6 +207,7 @@ def use_interactive_figure(page: Any, figure: Any, *, patience: float = 1.0) -> 
     report = InteractiveFigureReport(f"#{state['id']}", state["drawn"], state["sliders"])
     if not report.drawn:
         report.problems.append("plotly.js drew nothing (no .main-svg)")
+    if not report.drawn or not move:
         return report
     figure.scroll_into_view_if_needed()
     try:

@@ -154,6 +154,24 @@ def test_figures_check_finds_each_problem(open_page: Any, body: str, problem: st
     assert len(problems) == 1 and problem in problems[0], problems
 
 
+# 图 as a character reference: the fixture page is served without a charset.
+@pytest.mark.parametrize(
+    ("lang", "number", "numbered"),
+    [("zh-CN", "&#22270; 3.2 ", True), ("zh-CN", "Fig. 3.2 ", False), ("en", "&#22270; 3.2 ", False),
+     ("en", "Fig. 3.2 ", True)],
+)
+def test_figures_are_numbered_in_the_page_language(open_page: Any, lang: str, number: str, numbered: bool) -> None:
+    """Sphinx numbers a figure in the page's language: "图 3.2" on the Chinese site, "Fig. 3.2" on the English."""
+    caption = f"<span class='caption-number'>{number}</span><span class='caption-text'>A curve.</span>"
+    page = open_page(_figure("<img src='a.png' alt='A curve rising.'>", caption))
+    page.evaluate("(lang) => { document.documentElement.lang = lang; }", lang)
+    problems = page.evaluate(FIGURES)
+    if numbered:
+        assert problems == []
+    else:
+        assert len(problems) == 1 and "no number" in problems[0], problems
+
+
 def test_tables_check(open_page: Any) -> None:
     row = "<tr><th>scheme</th><th>accuracy</th></tr><tr><td>RoPE</td><td>1.0</td></tr>"
     body = f"<table><caption>Accuracy by scheme.</caption>{row}</table>"  # fine

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +29,7 @@ from typing import Any
 
 import pytest
 import yaml
-from bookkit import exercise_catalog
+from bookkit import exercise_catalog, i18n, language_links
 from browser_fixtures import browser_fixture, server_fixture, site_dir_fixture  # noqa: F401 (pytest fixtures)
 from page_checks import FIGURES, OVERFLOW, TABLES, InteractiveFigureReport, use_interactive_figure
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
@@ -44,6 +45,10 @@ VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, 
 
 # The issue asks for at least six interactive figures across the book.
 MIN_INTERACTIVE_FIGURES = 6
+# BROWSER_INTERACT=0 (make browser-zh): a translated site runs the same scripts on the same data as
+# the site whose check moved every slider and opened every solution; its figures are checked to be
+# drawn and its solutions to be folded, without using them again (the site lane's time budget).
+INTERACT = os.environ.get("BROWSER_INTERACT", "1") != "0"
 
 
 def _toc_documents() -> list[str]:
@@ -212,7 +217,7 @@ def _survey_content(page: Any, result: PageReport) -> None:
     result.plotly_loaded = page.evaluate("() => typeof window.Plotly !== 'undefined'")
     figures = page.locator("div.posenc-interactive")
     for index in range(figures.count()):
-        result.interactive.append(use_interactive_figure(page, figures.nth(index)))
+        result.interactive.append(use_interactive_figure(page, figures.nth(index), move=INTERACT))
     _open_solutions(page, result)
 
 
@@ -226,6 +231,8 @@ def _open_solutions(page: Any, result: PageReport) -> None:
         body = solution.locator(".admonition-title ~ *").first
         if body.is_visible():
             result.solution_problems.append(f"solution {index + 1} is shown before it is clicked")
+            continue
+        if not INTERACT:
             continue
         # The title holds a link back to the exercise; the toggle is the chevron button.
         solution.locator("button.toggle-button").click()
@@ -346,15 +353,19 @@ def test_solutions_hidden_until_clicked(survey: Survey, document: str) -> None:
 
 
 @pytest.mark.parametrize("document", _notebook_documents())
-def test_launch_buttons_point_at_the_repository(survey: Survey, document: str) -> None:
-    """Colab and Binder buttons of every chapter open this notebook of the configured repository."""
+def test_launch_buttons_point_at_the_repository(survey: Survey, site_dir: Path, document: str) -> None:
+    """Colab and Binder buttons of every chapter open this notebook of the configured repository: on
+    its branch, or on the Chinese notebooks' branch from the Chinese site (bookkit.i18n)."""
     config = yaml.safe_load((BOOK / "_config.yml").read_text(encoding="utf-8"))
     repository = config["repository"]["url"].removeprefix("https://github.com/")
+    language = HTML_LANG.search((site_dir / f"{document}.html").read_text(encoding="utf-8"))
+    chinese = bool(language) and language[1].startswith("zh")
+    branch = i18n.ZH_NOTEBOOKS_BRANCH if chinese else config["repository"]["branch"]
     links = survey(document).links
     notebook = f"{document}.ipynb"
-    colab = f"https://colab.research.google.com/github/{repository}/blob/main/{notebook}"
+    colab = f"https://colab.research.google.com/github/{repository}/blob/{branch}/{notebook}"
     assert colab in links, f"no Colab link {colab} in {json.dumps([link for link in links if 'colab' in link])}"
-    assert any(link.startswith(f"https://mybinder.org/v2/gh/{repository}/main") for link in links), (
+    assert any(link.startswith(f"https://mybinder.org/v2/gh/{repository}/{branch}") for link in links), (
         f"no Binder link for {repository} on {document}"
     )
 
@@ -383,3 +394,32 @@ def test_internal_links_resolve(survey: Survey, browser: Any, server: str) -> No
     context.close()
     assert targets, "no internal links found"
     assert not broken, "broken internal links:\n" + "\n".join(broken)
+
+
+# The published layout's root: the English site, whose zh/ folder is the Chinese site (make browser-zh
+# sets SITE_ROOT; for the English site it is the site itself).
+LANGUAGE_LINK = re.compile(r'<a href="([^"]*)" class="btn btn-sm language-link" hreflang="([^"]*)"')
+HTML_LANG = re.compile(r'<html[^>]*\blang="([^"]*)"')
+
+
+@pytest.mark.parametrize("document", _all_pages())
+def test_every_page_links_to_the_same_page_in_the_other_language(site_dir: Path, document: str) -> None:
+    """Each page has one link to the same page of the other language's site, which exists there: the
+    relative URL resolved against the files of the published layout (bookkit.language_links)."""
+    root = Path(os.environ.get("SITE_ROOT") or site_dir).resolve()
+    folder = site_dir.resolve().relative_to(root).as_posix()
+    (site,) = [s for s in language_links.SITES if (s.folder or ".") == folder]
+    other = language_links.other_site(site)
+    page = site_dir / f"{document}.html"
+    text = page.read_text(encoding="utf-8")
+    language = HTML_LANG.search(text)
+    assert language and language[1] == site.tag, f"{document}: <html lang> is not {site.tag!r}"
+    links = LANGUAGE_LINK.findall(text)
+    assert len(links) == 1, f"{document} has {len(links)} links to the other language: {links}"
+    href, tag = links[0]
+    target = (page.parent / href).resolve()
+    expected = (root / other.folder / f"{document}.html").resolve()
+    assert target == expected, f"{document}: the {other.name} link {href!r} leads to {target}, not {expected}"
+    assert target.is_file(), f"{document}: the {other.name} page {target} does not exist (is {other.name} built?)"
+    found = HTML_LANG.search(target.read_text(encoding="utf-8"))
+    assert tag == other.tag and found and found[1] == other.tag, (document, tag, found and found[1])

@@ -67,6 +67,15 @@ TRANSLATED = (
 )
 # Loaded by the extraction and the Chinese site only, never by the English build.
 EXTENSION = "bookkit.i18n_sphinx"
+# Loaded by the Chinese site only: a translated paragraph's {glue:text} values, from its chapter.
+GLUE_EXTENSION = "bookkit.i18n_glue"
+# Loaded by the Chinese site only: Sphinx's Chinese search without its slow list of Latin words.
+SEARCH_EXTENSION = "bookkit.zh_search"
+# Loaded by the Chinese site only: translated nodes saved with their page, not with a copy of the build.
+NODES_EXTENSION = "bookkit.i18n_nodes"
+# The branch that holds the Chinese notebooks (bookkit.i18n_notebooks), published by the GitHub
+# workflow from what make test built: the Chinese site's Colab and Binder buttons open it.
+ZH_NOTEBOOKS_BRANCH = "zh-notebooks"
 # The glossary lists its own alternative Chinese forms on purpose.
 GLOSSARY_DOCUMENT = "book/glossary"
 
@@ -75,6 +84,7 @@ INLINE_CODE = re.compile(r"`[^`]+`")
 INLINE_MATH = re.compile(r"(?<!\$)\$(?!\$)[^$]+?(?<!\\)\$")
 EXPLICIT_TARGET = re.compile(r"<([^<>]+)>\s*$")
 CJK = re.compile(r"[\u3400-\u9fff]")
+CJK_WORD = re.compile(r"[\u3400-\u9fff]+")
 # A term that is an abbreviation of the entry's other term (RoPE, PI) takes no Chinese form of its own.
 ACRONYM = re.compile(r"[A-Za-z]*[A-Z][A-Za-z]*[A-Z][A-Za-z]*")
 # Roles whose content is shown as written (a glued value, a formula): it must stay identical.
@@ -146,7 +156,9 @@ def write_gettext_config(output: Path, root: Path = ROOT) -> Path:
     return output
 
 
-def chinese_config(config: dict, root: Path, cache: Path, locale_dir: Path | None = None) -> dict:
+def chinese_config(
+    config: dict, root: Path, cache: Path, locale_dir: Path | None = None, search_words: Path | None = None
+) -> dict:
     """The book's configuration for the Chinese site, built from the English build's executed notebooks.
 
     Args:
@@ -155,21 +167,45 @@ def chinese_config(config: dict, root: Path, cache: Path, locale_dir: Path | Non
         cache: the English build's execution cache (``_build/.jupyter_cache``): the Chinese build
             takes every notebook's outputs from it and executes nothing (see :func:`uncached`).
         locale_dir: the catalogs' folder, ``<root>/locale`` by default.
+        search_words: a jieba dictionary of the book's terms (:func:`write_search_words`), so that
+            the search index keeps 位置编码 or 外推 whole; jieba's own dictionary alone if ``None``.
 
     Returns:
         A new configuration: ``language = zh_CN`` (the theme's own words in Chinese), the catalogs
         of ``locale/`` (one per document, as :func:`gettext_config` extracts them), execution from
-        the English cache.
+        the English cache, Chinese search (Sphinx indexes the words jieba cuts the text into;
+        without jieba, its Chinese index holds no Chinese at all), and launch buttons that open the
+        Chinese notebooks on the branch :data:`ZH_NOTEBOOKS_BRANCH`.
     """
     changed = gettext_config(config, root)
     changed["execute"] = {**config.get("execute", {}), "execute_notebooks": "cache", "cache": str(cache.resolve())}
+    # the glued values of the translated paragraphs, their nodes saved with their page, and a
+    # search language that indexes in seconds
+    for extension in (GLUE_EXTENSION, NODES_EXTENSION, SEARCH_EXTENSION):
+        changed["sphinx"]["local_extensions"][extension] = str((root / "tools").resolve())
     changed["sphinx"]["config"] = {
         **changed["sphinx"]["config"],
         "language": LANGUAGE,
         "locale_dirs": [str((locale_dir or root / "locale").resolve())],
+        "html_search_language": "zh",
+        **({"html_search_options": {"dict": str(search_words.resolve())}} if search_words else {}),
     }
     changed["title"] = "注意力中的位置"
+    changed["repository"] = {**config["repository"], "branch": ZH_NOTEBOOKS_BRANCH}
     return changed
+
+
+def search_words(glossary: Path = GLOSSARY) -> list[str]:
+    """Every Chinese form of the glossary's terms that jieba can take as one word (no space, no Latin)."""
+    forms = {form for entry in glossary_forms(glossary) for form in (*entry.preferred, *entry.alternatives)}
+    return sorted(form for form in forms if CJK_WORD.fullmatch(form))
+
+
+def write_search_words(output: Path, glossary: Path = GLOSSARY) -> Path:
+    """The glossary's Chinese terms as a jieba user dictionary, one word a line (jieba picks the frequency)."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text("".join(f"{word}\n" for word in search_words(glossary)), encoding="utf-8")
+    return output
 
 
 def uncached(cache: Path, notebooks: Iterable[Path]) -> list[Path]:
@@ -450,7 +486,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
         args.output.parent.mkdir(parents=True, exist_ok=True)
-        text = yaml.safe_dump(chinese_config(config, ROOT, args.cache, args.locale), allow_unicode=True)
+        words = write_search_words(args.output.parent / "search_words.txt")
+        text = yaml.safe_dump(chinese_config(config, ROOT, args.cache, args.locale, words), allow_unicode=True)
         args.output.write_text(text, encoding="utf-8")
         print(f"Chinese configuration written to {args.output}")
         return 0

@@ -33,10 +33,12 @@ EDITION_NOTE = "student edition"
 
 
 def student_config(config_text: str) -> str:
-    """The configuration of the student edition: its own title and no launch buttons."""
+    """The configuration of the student edition: its own title, no launch buttons, no language link."""
     config = yaml.safe_load(config_text)
     config["title"] = f"{config['title']} ({EDITION_NOTE})"
     config.pop("launch_buttons", None)
+    # no Chinese student site to link to (bookkit.language_links)
+    config["sphinx"].setdefault("config", {})["language_links"] = False
     return yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
 
 

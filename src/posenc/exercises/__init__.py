@@ -50,8 +50,8 @@ The package is organised as two modules of shared machinery, :mod:`posenc.exerci
 (running the student's function, collecting and reporting problems) and
 :mod:`posenc.exercises.comparing` (comparing with a reference, naming the mistake that explains the
 wrong entries or the property they break, with the readings that need no mistake model in a private
-module, ``posenc.exercises._readings``), the catalogue of generic readings shared by every checker but the relative
-shift (the private module ``posenc.exercises._transforms``: the transformation of the right answer that gives a wrong
+module, ``posenc.exercises._readings``), the catalogue of generic readings shared by every checker (the private
+module ``posenc.exercises._transforms``: the transformation of the right answer that gives a wrong
 one, an argument one off, doubled, squared or inverted, the output scaled, shifted, permuted or signed in part, a
 causal sum that sees later rows; each checker's docstring lists them), and one module per family
 of checkers: :mod:`posenc.exercises.attention`, :mod:`posenc.exercises.foundations`,
@@ -102,8 +102,9 @@ from .by_parts import check_yarn_frequencies, check_llama3_frequencies
 
 from ._transforms import _document_readings
 
-# Each checker's docstring lists its generic readings, generated from one text so that the 32 lists agree.
-for _checker in (check_attention, check_padded_positions, check_sinusoidal, check_shaw_index, check_t5_bucket,
+# Each checker's docstring lists its generic readings, generated from one text so that the 33 lists agree.
+for _checker in (check_attention, check_padded_positions, check_sinusoidal, check_shaw_index, check_relative_shift,
+                 check_t5_bucket,
                  check_alibi_slopes, check_apply_rope, check_repeat_kv, check_apply_rope_2d, check_pi_frequencies,
                  check_ntk_frequencies, check_dynamic_ntk_frequencies, check_yarn_frequencies,
                  check_llama3_frequencies):

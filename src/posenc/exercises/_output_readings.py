@@ -92,27 +92,32 @@ def _said(values: list[float], cases: list[_Case], names: Sequence[str]) -> str 
     return None
 
 
-def _affine(failed: Sequence[_Failure], names: Sequence[str]) -> str | None:
+def _affine(failed: Sequence[_Failure], names: Sequence[str], *, factor_only: bool = False) -> str | None:
     """``got = a · expected + b`` on every failed case, with ``a`` and ``b`` said as constants or expressions.
 
     An offset alone (``a = 1``) and a factor alone (``b = 0``) are tried first, case by case, so that cases of one
-    entry count too; then a whole line ``a · R + b`` on cases of several distinct entries.
+    entry count too; then a whole line ``a · R + b`` on cases of several distinct entries. ``factor_only`` tries the
+    factor alone.
     """
     cases = [failure.case for failure in failed]
     flat = [(f.got.double().flatten(), f.expected.double().flatten()) for f in failed]
     offsets = [got - expected for got, expected in flat]
-    if all(bool(torch.allclose(d, d[:1].expand_as(d), atol=_ATOL, rtol=0.0)) for d in offsets):
+    if not factor_only and all(bool(torch.allclose(d, d[:1].expand_as(d), atol=_ATOL, rtol=0.0)) for d in offsets):
         said = _said([float(d[0]) for d in offsets], cases, names)
         if said is not None and said not in ("0", "-0"):
             return (f"your answer is the right one plus {said} on every entry of every failed input: an offset, a "
                     "start or a count off by that amount")
-    if all(bool((expected.abs() > 1e-12).all()) for _, expected in flat):
-        ratios = [got / expected for got, expected in flat]
+    # A factor is read where the right entries are not 0 (a mask's zeros stay 0 whatever the factor).
+    if all(bool((expected.abs() > 1e-12).any()) and bool((got[expected.abs() <= 1e-12].abs() <= _ATOL).all())
+           for got, expected in flat):
+        ratios = [got[expected.abs() > 1e-12] / expected[expected.abs() > 1e-12] for got, expected in flat]
         if all(bool(torch.allclose(r, r[:1].expand_as(r), rtol=_RTOL, atol=0.0)) for r in ratios):
             said = _said([float(r[0]) for r in ratios], cases, names)
             if said is not None and said != "-1":  # the opposite sign: said by the readings of a sign
                 return (f"your answer is {said} times the right one on every entry of every failed input: a factor "
                         f"{said} too many (or its reciprocal missing): look for where that number enters your formula")
+    if factor_only:
+        return None
     lines = []
     for got, expected in flat:
         if expected.numel() < 2 or float(expected.max() - expected.min()) < 1e-9:

@@ -183,7 +183,9 @@ def _unused_arguments(
         return None
     listed = " and ".join(unused)
     return (f"changing {listed} alone leaves your answer exactly as it was, on every hidden input, while {what} "
-            f"should change: your function does not use {listed}")
+            f"should change: your answer does not depend on {listed} (your function does not use "
+            f"{'them' if len(unused) > 1 else 'it'}, or uses {'them' if len(unused) > 1 else 'it'} where "
+            f"{'they have' if len(unused) > 1 else 'it has'} no effect)")
 
 
 _FACTORS = {2.0: "2", 0.5: "1/2", math.pi: "π", 1 / math.pi: "1/π", 2 * math.pi: "2π", 1 / (2 * math.pi): "1/(2π)",
@@ -286,8 +288,8 @@ def _decode_steps(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str
 
 def _low_precision(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
     """Right to about three significant digits only: the arithmetic or the result in half precision."""
-    if got.shape != expected.shape or not bool(torch.isfinite(got).all()):
-        return None
+    if got.shape != expected.shape or not bool(torch.isfinite(got).all()) or torch.equal(expected, expected.round()):
+        return None  # integers (positions, counts) off by one are a slip of the formula, not a rounding
     scale = float(expected.double().abs().max())
     error = float((got.double() - expected.double()).abs().max())
     if scale == 0 or not 1e-5 * scale < error <= 2e-3 * scale:
@@ -332,4 +334,25 @@ def _order_and_sign(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> s
         if columns and bool((opposite | same).all()) and columns == list(range(columns[0], columns[-1] + 1)):
             return (f"your columns {columns[0]}..{columns[-1]} have the opposite sign, the others are right: a minus "
                     "sign slipped into that part of the formula")
+    return None
+
+
+def _shape_values(
+    got: torch.Tensor, expected: torch.Tensor, case: _Case, names: Sequence[str], what: str
+) -> str | None:
+    """A wrong shape read from the values: one number still to multiply an argument, or a tensor still to reduce."""
+    if got.dim() == 0 and expected.dim() > 0:
+        for name, arg in zip(names, case.args, strict=False):
+            if isinstance(arg, torch.Tensor) and arg.shape == expected.shape and _close(float(got) * arg.double(),
+                                                                                           expected.double()):
+                return (f"your function returns one number, {float(got):.6g}, where {what} of shape "
+                        f"{tuple(expected.shape)} are expected: it is the right factor, still to multiply {name}")
+    if expected.dim() == 0 and got.numel() > 1:
+        reductions = {"max": got.max(), "abs().max()": got.abs().max(), "sum": got.sum(), "mean": got.mean(),
+                      "min": got.min()}
+        found = next((name for name, value in reductions.items() if _close(value.double(), expected.double())), None)
+        if found is not None:
+            return (f"your function returns a tensor of shape {tuple(got.shape)} whose .{found}() is the right "
+                    f"answer: {what} is one number, so reduce over every axis (the .{found}() of the whole tensor, "
+                    "then .item())")
     return None

@@ -11,9 +11,9 @@ a function of ``j - i`` (Toeplitz in its last two axes), and rows that sum to 1.
 The catalogue, in the order it is tried:
 
 1. **an argument transformed** (``_argument_reading``): the answer is the right one for one argument changed alone:
-   one more or one less (an off-by-one), doubled or halved (an integer division too), squared or its square root, its
-   reciprocal, the opposite sign, ``ln`` of it, reversed along an axis, transposed, or another argument of the same
-   kind in its place;
+   one more or one less (an off-by-one), doubled, tripled or halved (an integer division too), squared or its square
+   root, its reciprocal, the opposite sign, ``ln`` of it, reversed along an axis, transposed, or another argument of
+   the same kind in its place;
 2. **the output transformed** (``_output_reading``): ``a · R + b`` with ``a`` and ``b`` the same on every failed case or
    written in the arguments' terms (``√d``, ``1/s``, ``-padding_idx``); a power ``c · R^p`` (an exponent off); a shift
    by one or two along an axis (an off-by-one in a position or a window); a permutation of one axis (the halves layout
@@ -90,7 +90,7 @@ def _variants(value: object) -> list[tuple[str, str, object]]:
         return found
     if isinstance(value, float):
         found = [("-{n}", "the opposite sign: a sign slip", -value), ("2·{n}", "doubled", 2 * value),
-                 ("{n}/2", "halved", value / 2), ("{n}²", "squared", value * value),
+                 ("{n}/2", "halved", value / 2), ("{n}²", "squared", value * value), ("3·{n}", "tripled", 3 * value),
                  (off[0][0], off[0][1], value - 1), (off[1][0], off[1][1], value + 1)]
         if value != 0:
             found.append(("1/{n}", "its reciprocal: a division where the formula multiplies, or the reverse",
@@ -102,6 +102,7 @@ def _variants(value: object) -> list[tuple[str, str, object]]:
         return []
     tensor = value
     found = [("-{n}", "the opposite sign: a sign slip", -tensor), ("2·{n}", "doubled", 2 * tensor),
+             ("3·{n}", "tripled", 3 * tensor),
              ("{n} + 1", "every entry one more: an off-by-one (positions counted from 1?)", tensor + 1),
              ("{n} - 1", "every entry one less: an off-by-one", tensor - 1),
              ("{n} in reverse order", "reversed along its last axis", tensor.flip(-1))]
@@ -163,6 +164,10 @@ def _argument_reading(
     if not found:
         return None
     name, said, why = found[0]
+    ladders = {"base²": "the same ladder as an exponent twice as large, base^(-4ℓ/d) = (base²)^(-2ℓ/d)",
+               "√base": "the same ladder as an exponent half as large, base^(-ℓ/d) = (√base)^(-2ℓ/d)"}
+    if said in ladders:  # a base squared and an exponent doubled give the same frequencies: both are said
+        why = f"{why}; {ladders[said]}"
     other = (f" (or for {found[1][1]} in place of {found[1][0]}: the same on every hidden input that failed)"
              if len(found) > 1 else "")
     return (f"your answer is exactly the right one for {said} in place of {name} ({why}){other}, on every hidden input "
@@ -265,23 +270,31 @@ def _causal_reading(failed: Sequence[_Failure], values: _Values, answer: _Answer
 
 def _read_answer(
     failed: Sequence[_Failure], passed: Sequence[tuple[_Case, torch.Tensor]], values: _Values, agree: _Agree,
-    names: Sequence[str], answer: _Answer | None = None,
+    names: Sequence[str], answer: _Answer | None = None, *, exact_only: bool = False,
 ) -> str | None:
     """The first reading of the catalogue that explains every failed case exactly, or None.
 
     ``answer``, when given, runs the student's function on other arguments: the causal reading needs it.
+    ``exact_only`` keeps the transformations that reproduce the answer (an argument or the output transformed, a row
+    that sees other rows) and leaves out the readings of a part or a property, which locate a slip without saying it.
     """
     failed = [f for f in failed if f.got.shape == f.expected.shape and bool(torch.isfinite(f.got).all())
               and bool(torch.isfinite(f.expected).all())]
     if not failed:
         return None
-    readings: list[Callable[[], str | None]] = [lambda: _argument_reading(failed, passed, values, agree, names)]
-    if not all(_rounding_only(f) for f in failed):  # an answer right to a few digits is read for its precision
+    # The output scaled comes first: when an argument scaled gives the same answer (the output is linear in it), the
+    # factor on the output is the plainer statement of the two.
+    readings: list[Callable[[], str | None]] = [lambda: _affine(failed, names, factor_only=True),
+                                                lambda: _argument_reading(failed, passed, values, agree, names)]
+    if all(_rounding_only(f) for f in failed):  # an answer right to a few digits is read for its precision
+        readings.append(lambda: _precision_words(failed))
+    else:
         readings += [
             lambda: _affine(failed, names), lambda: _power(failed), lambda: _shift(failed), lambda: _permuted(failed),
-            lambda: _part(failed, "sign"), lambda: _part(failed, "zero"), lambda: _index_factor(failed),
-            lambda: _property_reading(failed, "toeplitz"), lambda: _confined(failed, names),
-            lambda: _property_reading(failed, "sums")]
+            lambda: _part(failed, "sign"), lambda: _part(failed, "zero"), lambda: _index_factor(failed)]
+        if not exact_only:
+            readings += [lambda: _property_reading(failed, "toeplitz"), lambda: _confined(failed, names),
+                         lambda: _property_reading(failed, "sums")]
         if answer is not None:
             readings.insert(1, lambda: _causal_reading(failed, values, answer, names))
     for reading in readings:
@@ -292,6 +305,21 @@ def _read_answer(
         if found:
             return found
     return None
+
+
+def _precision_words(failed: Sequence[_Failure]) -> str | None:
+    """An answer right to about three significant digits on every failed input, said with the largest error.
+
+    An error below 1e-5 of the values is float32 rounding or a tolerance question, not half precision: nothing is said.
+    """
+    worst = max(float((f.got.double() - f.expected.double()).abs().max()) for f in failed)
+    scale = max(float(f.expected.double().abs().max()) for f in failed)
+    if worst <= 1e-5 * scale or all(torch.equal(f.expected, f.expected.round()) for f in failed):
+        return None  # float32 rounding; or integers, which a rounding does not move by one
+    return (f"your answer is right to about three significant digits only, on every failed input (error up to "
+            f"{worst:.1e}, for values up to {scale:.3g}), what half precision (float16, bfloat16) gives: if you "
+            "compute in it (a .half() or a float16 tensor somewhere), use float32 or float64; if not, a small term is "
+            "off")
 
 
 def _rounding_only(failure: _Failure) -> bool:
@@ -358,13 +386,13 @@ def _readings_paragraph(doc: str, where: str) -> str:
     names = [part.split("=")[0].strip() for part in match[1].split(",")] if match else []
     arguments = ", ".join(f"``{name}``" for name in names if name) or "its arguments"
     return (
-        f"Generic readings (``posenc.exercises._transforms``), said when no typical mistake explains the answer, "
-        f"{where}: the right answer for one of {arguments} changed (one more or one less, doubled or halved, squared "
-        "or its square root, its reciprocal, the opposite sign, reversed, transposed, another argument in its place); "
-        "an output that changes with the later rows of an argument (a causal mask missing); the right answer scaled or "
-        "offset by a constant or an expression of the arguments, raised to a power, shifted by one or two along an "
-        "axis, permuted along an axis (the halves layout for interleaved pairs, swapped pairs, a roll), of the "
-        "opposite sign or 0 on part of an axis, or scaled per index (a normalisation); an answer that is not a "
+        "Generic readings (``posenc.exercises._transforms``), said when no typical mistake explains the answer, "
+        f"{where}: the right answer for one of {arguments} changed (one more or one less, doubled, tripled or halved, "
+        "squared or its square root, its reciprocal, the opposite sign, reversed, transposed, another argument in its"
+        " place); an output that changes with the later rows of an argument (a causal mask missing); the right answer"
+        " scaled or offset by a constant or an expression of the arguments, raised to a power, shifted by one or two "
+        "along an axis, permuted along an axis (the halves layout for interleaved pairs, swapped pairs, a roll), of "
+        "the opposite sign or 0 on part of an axis, or scaled per index (a normalisation); an answer that is not a "
         "function of ``j - i``, or whose rows do not sum to 1, where the right one is; wrong on one part of an axis "
         "only."
     )

@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from .._validation import check_int
+from ._angles import _unshared_pair
 from ._readings import _Case
 from ._transforms import _probing
 from .checking import (
@@ -579,22 +580,3 @@ def _diagnose_sinusoid(
         f"{located(None)}{': ' + shared if shared else ''}. Check the formula P[i, 2ℓ] = sin(i·θ_ℓ), "
         "P[i, 2ℓ+1] = cos(i·θ_ℓ) with θ_ℓ = base^(-2ℓ/dim)",
     )
-
-
-def _unshared_pair(got: torch.Tensor, dim: int) -> str | None:
-    """Whether the sine and the cosine of some pair run at different frequencies, read off rows 0 and 1."""
-    if got.shape[0] < 2 or dim < 2:
-        return None
-    first, second = got[0], got[1]
-    sine = first.abs() < 1e-6
-    cosine = (first - 1).abs() < 1e-6
-    frequency = torch.where(sine, torch.asin(second.clamp(-1, 1)), torch.acos(second.clamp(-1, 1)))
-    for ell in range(dim // 2):
-        even, odd = 2 * ell, 2 * ell + 1
-        if not (bool(sine[even]) and bool(cosine[odd])):
-            return None
-        if not math.isclose(float(frequency[even]), float(frequency[odd]), rel_tol=1e-4, abs_tol=1e-7):
-            return (f"the columns {even} (sine) and {odd} (cosine) of pair ℓ = {ell} run at different frequencies, "
-                    f"{_num(float(frequency[even]))} and {_num(float(frequency[odd]))} per position: a pair's sine "
-                    "and cosine share one frequency θ_ℓ, whose exponent is 2ℓ/dim for both columns 2ℓ and 2ℓ+1")
-    return None

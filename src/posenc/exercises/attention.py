@@ -133,6 +133,10 @@ def _diagnose_weights(
         problem = _mask_misuse(got, q, k, full_mask, call)
         if problem is not None:
             return problem
+    if got.shape[-1] == got.shape[-2] and _close(got, _attention_reference(q, k, mask, scale=math.sqrt(d)).transpose(
+            -2, -1)):  # the right weights transposed: rows and columns exchanged, not normalised over the queries
+        return _Problem("weights transposed", f"your weights are transposed in {call}: entry (i, j) must be query i's "
+                        "weight on key j, shape (..., Lq, Lk) with each row summing to 1: drop the transpose")
     row_sums = got.sum(-1)
     bad_rows = (row_sums - 1).abs() > 1e-4
     if _close(got, _attention_reference(q, k, mask, scale=math.sqrt(d), dim=-2)) or (
@@ -175,6 +179,10 @@ def _diagnose_weights(
             + (": your weights are the raw scores, the softmax is missing" if unnormalised else
                ": apply softmax over the last axis (dim=-1) after masking"),
         )
+    if full_mask is not None and full_mask.shape[-1] == full_mask.shape[-2] and _close(
+            got, _attention_reference(q, k, full_mask.transpose(-2, -1), scale=math.sqrt(d))):
+        return _Problem("mask transposed", f"in {call}, your weights are those of the transposed mask: mask[i, j] "
+                        "says whether query i (a row) may attend to key j (a column), so use it as it is, not mask.T")
     if full_mask is not None and bool((got.abs() > 1e-7)[~full_mask].any()):
         index = tuple(int(i) for i in ((got.abs() > 1e-7) & ~full_mask).nonzero()[0])
         return _Problem(

@@ -97,6 +97,10 @@ def _rows_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> st
     table, length, option = case.args
     table = table.double()
     rules = {"clip": "min(m, L - 1)", "copy": "m mod L", "interpolate": "m (L - 1) / (length - 1)"}
+    law = _read_law(got, table, length) if got.shape[0] == length else None
+    if law is not None and law != rules[option]:
+        return (f"every position m of yours reads the table at {law}, where {option!r} reads it at {rules[option]} "
+                f"(L = {table.shape[0]} rows, length = {length})")
     for m in range(min(length, got.shape[0])):
         if torch.allclose(got[m], expected[m], atol=1e-5):
             continue
@@ -107,6 +111,28 @@ def _rows_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> st
                     f"{option!r} reads the table at {rules[option]}")
         return (f"your position m = {m} reads the table at {_shown(read)}, where {option!r} reads it at "
                 f"{rules[option]} = {_shown(should)} (L = {table.shape[0]} rows, length = {length})")
+    return None
+
+
+def _read_law(got: torch.Tensor, table: torch.Tensor, length: int) -> str | None:
+    """The rule by which the answer reads the table, when every position reads one point of it by one simple rule."""
+    read = [_reading(row, table) for row in got.double()]
+    if any(where is None for where in read):
+        return None
+    rows = table.shape[0]
+    laws = {"min(m, L - 1)": lambda m: min(m, rows - 1), "m mod L": lambda m: m % rows,
+            "m (L - 1) / (length - 1)": lambda m: m * (rows - 1) / (length - 1),
+            "m // L (a floor division where the remainder m mod L belongs)": lambda m: m // rows,
+            "m mod (L - 1)": lambda m: m % (rows - 1), "min(m, L - 2)": lambda m: min(m, rows - 2),
+            "m L / (length - 1), up to the last row (the points run to L, not L - 1)":
+                lambda m: min(m * rows / (length - 1), rows - 1),
+            "m L / length, up to the last row (the ratio of the lengths)": lambda m: min(m * rows / length, rows - 1),
+            "m (L - 1) / length (the points stop short of the last row)": lambda m: m * (rows - 1) / length,
+            "L - 1 - m (L - 1) / (length - 1) (the points run backwards)":
+                lambda m: rows - 1 - m * (rows - 1) / (length - 1)}
+    for text, rule in laws.items():
+        if all(abs(where - rule(m)) < 1e-6 for m, where in enumerate(read)):  # type: ignore[operator]
+            return text
     return None
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from .checking import CheckResult, _public
+from .checking import CheckResult, _dtype, _public
 from .comparing import _Case, _Mistake, _simple_checker
 
 __all__ = [
@@ -293,7 +293,8 @@ def _count_parts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str 
     n, d = case.args
     names = ("part 1 (the learned table)", "part 2 (one-hot then one linear map)",
              "part 3 (one-hot concatenated into Q, K and V)")
-    extras = {d: "d: a bias vector, which is not a parameter of the positions",
+    extras = {d: "d: a bias vector, or one row too many (N + 1 positions); neither is a parameter of the N "
+                 "positions",
               3 * d: "3d: the biases of Q, K and V, which are not parameters of the positions",
               d * d: "d²: the weights on the word embedding, which are not parameters of the positions",
               3 * d * d: "3d²: the weights of Q, K and V on the word embedding, not parameters of the positions",
@@ -423,8 +424,18 @@ def _decay_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> s
         return (f"your rows grow (factor {factor:.6g} > 1): weight decay shrinks them, by (1 - lr wd) at each step")
     if factor <= 0:
         return None
+    for half in (torch.float16, torch.bfloat16):  # the per-step factor rounded to half precision, however it is formed
+        rounded = {float((1 - torch.tensor(lr * wd, dtype=half)).to(half)),
+                   float((1 - torch.tensor(lr, dtype=half) * torch.tensor(wd, dtype=half)).to(half))}
+        if any(math.isclose(factor, value ** steps, rel_tol=1e-3) and not math.isclose(value ** steps, right,
+                                                                                         rel_tol=1e-4)
+               for value in rounded):
+            return (f"your per-step factor is 1 - lr wd rounded to {_dtype(half)} (half precision): with lr wd = "
+                    f"{lr * wd:.3g}, it keeps about three digits or rounds to 1, and the power T multiplies the error: "
+                    "compute it in float64 (a Python float, or torch.float64)")
     per_step = factor ** (1 / steps)
-    amounts = {"lr + wd": lr + wd, "lr wd / 2": lr * wd / 2, "2 lr wd": 2 * lr * wd, "lr² wd": lr * lr * wd,
+    amounts = {"lr + wd": lr + wd, "lr wd / 2": lr * wd / 2, "lr wd / T":
+               lr * wd / steps, "2 lr wd": 2 * lr * wd, "lr² wd": lr * lr * wd,
                "lr wd²": lr * wd * wd, "lr": lr, "wd": wd, "lr / wd": lr / wd, "wd / lr": wd / lr,
                "lr + wd - lr wd, the factors (1 - lr)(1 - wd)": lr + wd - lr * wd}
     powers = {f"({one})^({power})": (1 - a) ** t for one, a in (("1 - lr", lr), ("1 - wd", wd), ("1 - lr wd", lr * wd))
@@ -525,6 +536,29 @@ _T2T_MISTAKES = [
 ]
 
 
+def _t2t_ladder(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
+    """The exponent's denominator, read from the frequencies of position 1 (θ_ℓ = atan2(sine, cosine))."""
+    n, d, b = case.args
+    half = d // 2
+    if got.shape != (n, d) or n < 2 or half < 3:
+        return None
+    theta = torch.atan2(got[1, :half].double(), got[1, half:].double())
+    ell = torch.arange(1, half, dtype=torch.float64)
+    if not bool((theta[1:] > 0).all()):
+        return None
+    denominators = ell * math.log(b) / -theta[1:].log()
+    if not bool(torch.allclose(denominators, denominators[:1].expand_as(denominators), rtol=1e-3)):
+        return None
+    found = float(denominators[0])
+    said = {"d/2": half, "d": d, "d - 1": d - 1, "d - 2": d - 2, "d/2 + 1": half + 1, "d/2 - 2": half - 2}
+    name = next((text for text, value in said.items() if value != half - 1 and math.isclose(found, value,
+                                                                                           rel_tol=1e-3)), None)
+    if name is None:
+        return None
+    return (f"your frequencies are b^(-ℓ/({name})), read from position 1: tensor2tensor's exponent is ℓ/(d/2 - 1), "
+            "so that the last of the d/2 frequencies is exactly 1/b")
+
+
 def _t2t_cases(generator: torch.Generator) -> list[_Case]:
     return [_Case((n, d, b), f"fn(seq_len={n}, dim={d}, base={b:g})")
             for n, d, b in [(50, 16, 10000.0), (20, 8, 10000.0), (64, 32, 500.0), (10, 6, 100.0)]]
@@ -542,5 +576,5 @@ def check_concatenated_sinusoidal(fn: Callable[..., Any]) -> CheckResult:
     return _simple_checker(
         "concatenated sinusoidal table", fn, _t2t_cases, reference_concatenated_sinusoidal, _T2T_MISTAKES,
         ["the table is tensor2tensor's (sines first, θ_ℓ = b^(-ℓ/(d/2-1))) for 4 hidden settings"],
-        what="the table", atol=1e-4, rtol=1e-4,
+        what="the table", atol=1e-4, rtol=1e-4, properties=[_t2t_ladder],
     )

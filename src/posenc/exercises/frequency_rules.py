@@ -442,7 +442,9 @@ def _unused_rule_arguments(fn: Callable[..., Any], rule: _Rule, yarn: bool) -> s
         return None
     listed = " and ".join(names)
     return (f"changing {listed} alone leaves your frequencies exactly as they were, on every hidden setting, while "
-            f"the rule's frequencies change: your function does not use {listed}")
+            f"the rule's frequencies change: your frequencies do not depend on {listed} (your function does not use "
+            f"{'them' if len(names) > 1 else 'it'}, or uses {'them' if len(names) > 1 else 'it'} where "
+            f"{'they have' if len(names) > 1 else 'it has'} no effect)")
 
 
 def _shows_in(variant: _Variant, rule: _Rule, settings: list[tuple[Any, ...]]) -> bool:

@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from ..rotary import apply_rope
+from ._angles import _unrotated_pairs
 from .checking import CheckResult, _close, _public
 from .comparing import _Case, _ladder_slip, _Mistake, _reduction, _simple_checker
 
@@ -432,6 +433,13 @@ def _head_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> st
                and _peak(mistake.wrong(key, target, base), key, base) == peak != target]
     if len(peaking) == 1:
         return f"the score of your query peaks at δ = {peak}, where this mistake puts it: {peaking[0].message}"
+    unrotated = _unrotated_pairs(got.double()[None], expected.double()[None], key.double()[None], "interleaved")
+    if unrotated is not None:
+        return f"your query is the key turned by the target on some pairs only: {unrotated}"
+    slip = _ladder_slip(mine, dim, base, lambda theta: (lambda q: q / q.norm())(apply_rope(
+        key.double()[None], torch.tensor([target]), frequencies=theta)[0]))
+    if slip is not None:  # the key turned by the target, at a wrong ladder of frequencies
+        return f"your query is the key turned by the target {target} at other frequencies: {slip}"
     if rotated is None:
         return (f"your query is not the key turned by any whole offset (no t in -1000 .. 1000 gives q = R_t k, up to a "
                 f"positive factor), so its score peaks at δ = {peak}, not at {target}: build q from the key itself, "

@@ -59,7 +59,8 @@ def check_shaw_index(fn: Callable[..., Any]) -> CheckResult:
     ``i = query_offset + r``) and key ``j`` read from a table of ``2c + 1`` rows, ``c`` =
     ``max_distance``: ``clip(j - i, -c, c) + c``, as ``clipped_relative_positions(...) + c`` in
     :mod:`posenc.relative`. The hidden cases cover square and cached (``q_len < k_len`` with
-    ``query_offset = k_len - q_len``) shapes, ``c = 0`` and ``c`` beyond every offset.
+    ``query_offset = k_len - q_len``) shapes, a chunk of queries followed by later keys
+    (``query_offset < k_len - q_len``, also with no offset), ``c = 0`` and ``c`` beyond every offset.
 
     Diagnosed mistakes: ``i - j`` instead of ``j - i``; the shift by ``c`` missing (negative
     rows); the shift added before clipping to ``[-c, c]``; clipping to ``[0, 2c]`` before the
@@ -78,8 +79,11 @@ def check_shaw_index(fn: Callable[..., Any]) -> CheckResult:
     """
 
     def body(session: _Session) -> list[str]:
+        # The last two cases put the queries before later keys (query_offset < k_len - q_len, a chunk of a longer
+        # text): an answer that places them at the end, k_len - q_len + r, fails there, and one that counts the keys
+        # with q_len fails with and without an offset, so that its failures are not read as query_offset's.
         cases = [(6, 6, 2, 0), (10, 10, 3, 0), (1, 1, 0, 0), (5, 5, 0, 0), (4, 4, 16, 0), (3, 9, 2, 6), (1, 12, 4, 11),
-                 (5, 9, 3, 4)]
+                 (5, 9, 3, 4), (4, 10, 3, 2), (3, 7, 2, 0)]
         causes: list[dict[str, str]] = []  # the causes that reproduce each case whose rows were wrong
         for q_len, k_len, max_distance, offset in cases:
             tags = {"offset"} if offset else set()
@@ -128,7 +132,9 @@ def _shaw_case(session: _Session, q_len: int, k_len: int, max_distance: int, off
         call = f"fn({q_len}, {k_len}, {max_distance})"
         returned = session.call(call, q_len, k_len, max_distance)
     got = _expect_tensor(returned, "rows", call)
-    _expect_shape(got, (q_len, k_len), "rows", call, " (q_len, k_len): one row number per query-key pair")
+    keys_hint = (f"; your key axis has q_len = {q_len} entries: the keys run over k_len = {k_len} (torch.arange(k_len))"
+                 if got.dim() == 2 and got.shape[-1] == q_len != k_len else "")
+    _expect_shape(got, (q_len, k_len), "rows", call, f" (q_len, k_len): one row number per query-key pair{keys_hint}")
     _expect_integer(session, got, "rows", call)
     got = got.long()
     expected = _shaw_rows(q_len, k_len, max_distance, offset)
@@ -178,6 +184,10 @@ def _shaw_case(session: _Session, q_len: int, k_len: int, max_distance: int, off
                              f"r); and {explanation}")
     if not offset:
         found.setdefault("offset", "")
+    if offset != k_len - q_len and torch.equal(got, _shaw_rows(q_len, k_len, c, k_len - q_len)):
+        found.setdefault("queries at the end", f"{text}: you place query r at k_len - q_len + r, at the end of the "
+                         "keys, instead of at query_offset + r: here the queries are followed by later keys "
+                         f"(query_offset = {offset}, not k_len - q_len = {k_len - q_len}); use query_offset")
     if offset and torch.equal(got, _shaw_rows(q_len, k_len, c, 0)):
         found.setdefault("offset", f"{text}: query_offset is ignored: query r sits at position query_offset + r, "
                          "so in cached decoding the newest keys are the nearest, not the farthest")
@@ -246,7 +256,9 @@ def check_relative_shift(fn: Callable[..., Any]) -> CheckResult:
     Diagnosed mistakes: the first ``Lq`` rows of the reshaped matrix kept instead of the last
     (every row moved up by one); the zero column padded on the right; no shift at all; the table
     read backwards; a reshape that assumes ``Lq == Lk``; dtype or shape changed; the input
-    modified in place; otherwise, the entry the wrong value was taken from; exceptions.
+    modified in place; otherwise, the column every visible entry was read from as one formula in ``r``, ``j``,
+    ``Lq`` and ``Lk`` (modulo ``Lk`` for a roll, or clamped), or the entry the wrong value was taken from;
+    exceptions.
 
     Args:
         fn: the student's function.
@@ -264,10 +276,11 @@ def check_relative_shift(fn: Callable[..., Any]) -> CheckResult:
                   ((3, 8), torch.float64), ((2, 4, 4, 7), torch.float32), ((1, 5), torch.float64),
                   ((2, 7, 12), torch.float64)]
         failures: list[tuple[str, set[str]]] = []
+        answers: list[tuple[torch.Tensor, torch.Tensor]] = []
         for shape, dtype in shapes:
             rel_logits = torch.randn(*shape, generator=generator, dtype=torch.float64).to(dtype)
             tags = {"memory"} if shape[-2] != shape[-1] else set()
-            session.run(partial(_shift_case, session, rel_logits, failures), tags)
+            session.run(partial(_shift_case, session, rel_logits, failures, answers), tags)
         # A mistake is named only when it explains every case whose values were wrong.
         common = set.intersection(*(kinds for _, kinds in failures)) if failures else set()
         named = [kind for kind in _SHIFT_EXPLANATIONS if kind in common]
@@ -275,6 +288,8 @@ def check_relative_shift(fn: Callable[..., Any]) -> CheckResult:
             for key in [key for key in session.problems if key == "shift" or key in _SHIFT_EXPLANATIONS]:
                 del session.problems[key]
             session.problems[named[0]] = f"{failures[0][0]}: {_SHIFT_EXPLANATIONS[named[0]]}"
+        elif "shift" in session.problems and (formula := _source_formula(answers)) is not None:
+            session.problems["shift"] = f"{formula}\n{session.problems['shift']}"
         if session.failed_exactly_with("memory"):
             session.problem(
                 "memory hint",
@@ -287,7 +302,20 @@ def check_relative_shift(fn: Callable[..., Any]) -> CheckResult:
             "keeps the dtype and leaves rel_logits unchanged",
         ]
 
-    return _run_checker("relative shift (skew)", fn, body)
+    probes = [_Case((torch.randn(shape, generator=torch.Generator().manual_seed(_SEED + 2), dtype=torch.float64),),
+                    "probe") for shape in ((5, 5), (3, 7), (2, 4, 6))]
+    return _run_checker("relative shift (skew)", fn, body, reading=_probing(
+        fn, ("shift",), lambda rel_logits: _shift_reference(rel_logits)[0], probes, "the shifted logits",
+        ("rel_logits",), output=_visible_only))
+
+
+def _visible_only(shifted: Any) -> Any:
+    """The entries of a shifted table that the exercise defines (keys up to the query), the others set to 0."""
+    if not isinstance(shifted, torch.Tensor) or shifted.dim() < 2:
+        return shifted
+    q_len, k_len = shifted.shape[-2:]
+    visible = torch.arange(k_len)[None, :] <= torch.arange(q_len)[:, None] + k_len - q_len
+    return torch.where(visible, shifted, torch.zeros_like(shifted))
 
 
 _SHIFT_EXPLANATIONS = {
@@ -305,7 +333,8 @@ _SHIFT_EXPLANATIONS = {
 }
 
 
-def _shift_case(session: _Session, rel_logits: torch.Tensor, failures: list[tuple[str, set[str]]]) -> None:
+def _shift_case(session: _Session, rel_logits: torch.Tensor, failures: list[tuple[str, set[str]]],
+                answers: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
     *batch, q_len, k_len = rel_logits.shape
     given = rel_logits.clone()
     call = f"fn({_describe('rel_logits', rel_logits)}) with Lq = {q_len}, Lk = {k_len}"
@@ -328,6 +357,7 @@ def _shift_case(session: _Session, rel_logits: torch.Tensor, failures: list[tupl
         f"{call}: entry (r = {r}, j = {j}), query at position i = {i}, offset j - i = {j - i}, should be "
         f"rel_logits[..., {r}, {j - i + k_len - 1}] = {_num(float(expected[index]))}, got {_num(float(got[index]))}"
     )
+    answers.append((rel_logits, got.to(rel_logits.dtype)))
     kinds = set()
     for kind in _SHIFT_EXPLANATIONS:
         candidate = _shift_variant(rel_logits, kind)
@@ -381,3 +411,46 @@ def _shift_pattern(got: torch.Tensor, rel_logits: torch.Tensor, wrong: torch.Ten
                      f"{'right' if columns > 0 else 'left'}")
     return (f"; every wrong entry is read {' and '.join(parts)} of the right one, rel_logits[..., r, j + Lq - 1 - r]"
             if parts else "")
+
+
+def _source_formula(answers: list[tuple[torch.Tensor, torch.Tensor]]) -> str | None:
+    """The column every visible entry of the answer was read from, as one formula in r, j, Lq and Lk on every case.
+
+    Entry ``(r, j)`` must be ``rel_logits[..., r, j + Lq - 1 - r]``; an answer that reads every visible entry from its
+    own row at ``a j + b r + c`` (``a``, ``b`` in -1, 0, 1; ``c`` in terms of Lq and Lk) is said by that formula, the
+    index the student computed. Cases where entries repeat (a value found twice in its row) cannot show it.
+    """
+    fits: set[str] | None = None
+    for rel_logits, got in answers:
+        *_, q_len, k_len = rel_logits.shape
+        if k_len < 3:  # too few columns to tell formulas apart
+            continue
+        visible = _shift_reference(rel_logits)[1].expand_as(got)
+        constants = {"0": 0, "Lq - 1": q_len - 1, "Lq": q_len, "Lk - 1": k_len - 1, "Lk": k_len,
+                     "Lk - Lq": k_len - q_len, "Lq - 2": q_len - 2, "1": 1}
+        found = set()
+        for a, b in ((1, -1), (-1, 0), (1, 0), (-1, 1), (1, 1), (-1, -1), (0, -1), (0, 1)):
+            for text, c in [*constants.items(), *((f"-({t})", -v) for t, v in constants.items() if v)]:
+                rows, columns = torch.arange(q_len)[:, None], torch.arange(k_len)[None, :]
+                source = a * columns + b * rows + c
+                inside = ((source >= 0) & (source < k_len)).expand_as(visible)
+                terms = [f"{'' if a == 1 else '-'}j" if a else "", f"{'+' if b == 1 else '-'} r" if b else ""]
+                said = " ".join(t for t in terms if t).lstrip("+ ") + (
+                    f" - {text[2:-1]}" if text.startswith("-(") and " " not in text else f" - {text[1:]}"
+                    if text.startswith("-(") else f" + {text}" if c else "")
+                gathered = torch.gather(rel_logits, -1, source.clamp(0, k_len - 1).expand_as(rel_logits))
+                if bool(inside[visible].all()) and torch.equal(gathered[visible], got[visible]):
+                    found.add(said)
+                if not bool(inside[visible].all()) and torch.equal(gathered[visible], got[visible]):
+                    found.add(f"{said}, clamped to 0 .. Lk - 1")
+                wrapped = torch.gather(rel_logits, -1, (source % k_len).expand_as(rel_logits))  # a roll: mod Lk
+                if not bool(inside[visible].all()) and torch.equal(wrapped[visible], got[visible]):
+                    found.add(f"({said}) mod Lk")
+        fits = found if fits is None else fits & found
+    if not fits:
+        return None
+    formula = sorted(fits, key=len)[0]
+    roll = (": a roll (torch.roll) wraps the columns around, and by the wrong amount or the wrong way; the skew moves "
+            "row r left by Lq - 1 - r") if "mod" in formula else ""
+    return (f"on every case your entry (r, j) is rel_logits[..., r, {formula}]{roll}: the right one is rel_logits[..., "
+            "r, j + Lq - 1 - r] (column c holds the offset c - (Lk - 1), so column j + Lq - 1 - r holds j - i)")

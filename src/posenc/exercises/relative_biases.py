@@ -243,6 +243,14 @@ def _t5_case(session: _Session, relative_position: torch.Tensor, kwargs: dict[st
             f"n // 2 = {max_exact} (n = {per_direction} buckets per direction); yours ends at "
             f"{max_exact + shift - 1} instead of {max_exact - 1} (is_small = distance < max_exact)",
         ))
+    for wrong_exact, how in ((per_direction // 4, "n // 4, half of T5's"), (per_direction, "n, twice T5's")):
+        if wrong_exact >= 1 and abs(wrong_exact - max_exact) > 1:
+            variants.append((
+                setting, {"exact_shift": wrong_exact - max_exact}, "max_exact",
+                f"your max_exact is {wrong_exact} ({how} n // 2 = {max_exact}, n = {per_direction} buckets per "
+                "direction): the exact buckets cover distances 0 .. max_exact - 1 and the logarithmic ones start at "
+                f"max_exact = n // 2, with n = num_buckets // 2 when bidirectional and num_buckets when causal",
+            ))
     variants.append((
         setting, {"cap": False}, "cap",
         f"the last bucket is not capped: every distance beyond max_distance = {max_distance} must share the last "
@@ -359,6 +367,34 @@ def _alibi_variant(
     return slopes[::-1] if reverse else slopes
 
 
+def _variant_elsewhere(fn: Callable[..., Any], knobs: dict[str, Any], num_heads: int) -> bool:
+    """Whether the slip ``knobs`` also gives the answer for the other head counts of a probe.
+
+    Two slips can agree at one head count and not at another (heads numbered from 0 and slopes doubled agree at 8
+    heads: 2^(-(h - 1)) = 2 · 2^(-h)), so a slip is named only when the answer follows it at 4, 6, 12 and 16 heads
+    as well, wherever it shows. Only the exponent's slips (the heads' numbering, the factor 8) are confirmed so: an
+    order or a construction is a fact about the slopes shown, and may come with another slip elsewhere.
+    """
+    if knobs["first"] == 1 and knobs["factor"] == 8.0:
+        return True
+    for heads in (4, 6, 12, 16):
+        if heads == num_heads:
+            continue
+        candidates = [torch.tensor(_alibi_variant(heads, **{**knobs, "construction": kind, "reverse": reverse}),
+                                   dtype=torch.float64)
+                      for kind in ("reference", "geometric", "truncated", "odd") for reverse in (False, True)]
+        if all(bool(torch.allclose(c, alibi_slopes(heads).double(), rtol=1e-5, atol=0.0)) for c in candidates):
+            continue  # the slip does not show at this head count: no evidence either way
+        try:
+            answer = torch.as_tensor(fn(heads), dtype=torch.float64).flatten()
+        except Exception:  # noqa: BLE001 (an answer that fails here cannot confirm the slip)
+            return False
+        if not any(answer.shape == c.shape and bool(torch.allclose(answer, c, rtol=1e-5, atol=0.0))
+                   for c in candidates):
+            return False
+    return True
+
+
 def _power_text(slope: float) -> str:
     return f"{_num(slope)} = 2^({_num(math.log2(slope))})" if slope > 0 else _num(slope)
 
@@ -413,8 +449,33 @@ def check_alibi_slopes(fn: Callable[..., Any]) -> CheckResult:
         fn, ("slopes",), alibi_slopes, [_Case((n,), "probe") for n in (8, 16, 12, 6)], "the slopes", ("num_heads",)))
 
 
-def _fixed_step_text(got: torch.Tensor, num_heads: int) -> str | None:
-    """Slopes 2^(-c h), h = 1 .. n, with a step c that is not 8/n: the step does not shrink with the number of heads."""
+def _fixed_ends_text(fn: Callable[..., Any]) -> str | None:
+    """Slopes whose exponents are evenly spaced between the same two ends for every head count (a logspace)."""
+    ends = set()
+    for heads in (4, 6, 16):
+        try:
+            exponents = -torch.log2(torch.as_tensor(fn(heads), dtype=torch.float64).flatten())
+        except Exception:  # noqa: BLE001 (an answer that fails here has no ends to read)
+            return None
+        if exponents.shape != (heads,) or not bool(torch.isfinite(exponents).all()) or not bool(torch.allclose(
+                exponents, torch.linspace(float(exponents[0]), float(exponents[-1]), heads, dtype=torch.float64),
+                atol=1e-6)):
+            return None
+        ends.add((round(float(exponents[0]), 6), round(float(exponents[-1]), 6)))
+    if len(ends) != 1:
+        return None
+    first, last = ends.pop()
+    return (f"for every number of heads your slopes run from 2^(-{first:g}) to 2^(-{last:g}), their exponents evenly "
+            "spaced between those two ends (a torch.logspace, or a linspace of the exponents): ALiBi's first slope "
+            "depends on n, 2^(-8/n), and the exponents step by 8/n, 2^(-8h/n) for h = 1 .. n")
+
+
+def _fixed_step_text(got: torch.Tensor, num_heads: int, fn: Callable[..., Any]) -> str | None:
+    """Slopes 2^(-c h), h = 1 .. n, with a step c that is not 8/n: the step does not shrink with the number of heads.
+
+    "Whatever n" is a claim about every head count: the answer must follow 2^(-c h) with the same c at 4 and 16 heads
+    too (logspace(-1, -8, n) gives 2^(-h) at one head and the right slopes at eight).
+    """
     if not bool((got > 0).all()):
         return None
     exponents = -torch.log2(got)
@@ -422,6 +483,14 @@ def _fixed_step_text(got: torch.Tensor, num_heads: int) -> str | None:
     heads = torch.arange(1, num_heads + 1, dtype=torch.float64)
     if math.isclose(step, 8 / num_heads, abs_tol=1e-6) or not bool(torch.allclose(exponents, step * heads, atol=1e-6)):
         return None
+    for other in (4, 16):
+        try:
+            slopes = torch.as_tensor(fn(other), dtype=torch.float64).flatten()
+            fixed = torch.exp2(-step * torch.arange(1, other + 1, dtype=torch.float64))
+            if slopes.shape != fixed.shape or not bool(torch.allclose(slopes, fixed, rtol=1e-5, atol=0.0)):
+                return None
+        except Exception:  # noqa: BLE001 (an answer that fails here cannot confirm the claim)
+            return None
     return (f"your slopes are 2^(-{step:.4g} h), h = 1 .. n, with a step of {step:.4g} whatever n: ALiBi's step is 8/n "
             f"(here {8 / num_heads:.4g}), so that the last head always gets 2^(-8), whatever the number of heads")
 
@@ -439,10 +508,10 @@ def _geometric_text(got: torch.Tensor, num_heads: int) -> str | None:
     first = float(exponents[0])
     parts = []
     if not math.isclose(step, right, abs_tol=1e-6):
-        parts.append(f"they fall by the ratio 2^(-{step:.4g}) per head, where ALiBi's fall by 2^(-8/n) = "
+        parts.append(f"they fall by the ratio 2^({-step + 0.0:.4g}) per head, where ALiBi's fall by 2^(-8/n) = "
                      f"2^(-{right:.4g})")
     if not math.isclose(first, right, abs_tol=1e-6):
-        parts.append(f"the first is 2^(-{first:.4g}), where ALiBi's is 2^(-8/n) = 2^(-{right:.4g})")
+        parts.append(f"the first is 2^({-first + 0.0:.4g}), where ALiBi's is 2^(-8/n) = 2^(-{right:.4g})")
     return "your slopes are a geometric sequence, but " + " and ".join(parts) if parts else None
 
 
@@ -518,9 +587,11 @@ def _alibi_case(session: _Session, num_heads: int) -> None:
             knobs.append(({"reverse": reverse, "factor": factor, "first": first, "construction": construction}, keys))
     for kwargs, keys in sorted(knobs, key=lambda item: len(item[1])) if num_heads > 1 else ():
         candidate = torch.tensor(_alibi_variant(num_heads, **kwargs), dtype=torch.float64)
-        if bool(torch.allclose(got, candidate, rtol=1e-5, atol=0.0)):
+        if bool(torch.allclose(got, candidate, rtol=1e-5, atol=0.0)) and _variant_elsewhere(session.fn, kwargs,
+                                                                                            num_heads):
             raise _Problem(" + ".join(keys), f"{text}: " + "; ".join(explanations[key] for key in keys))
-    ladder = _geometric_text(got, num_heads) or _fixed_step_text(got, num_heads)
+    ladder = (_geometric_text(got, num_heads) or _fixed_step_text(got, num_heads, session.fn)
+              or _fixed_ends_text(session.fn))
     raise _Problem(
         "slopes",
         f"{text}{': ' + ladder if ladder else ''}. For n heads, n a power of two, the slopes are 2^(-8h/n) for "

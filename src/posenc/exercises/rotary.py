@@ -22,10 +22,19 @@ import torch
 
 from .._validation import check_choice
 from ..rotary import ROPE_LAYOUTS, apply_rope, rope_frequencies
+from ._angles import (
+    _halves_positions,
+    _pairing,
+    _positions_text,
+    _positions_used,
+    _rope_bound,
+    _rounding_sized,
+    _token_errors,
+    _unrotated_pairs,
+)
 from ._probes import _rope_2d_probe_reference, _rope_2d_probes, _rope_probe_reference, _rope_probes
 from ._transforms import _probing
 from .checking import (
-    _EPS32,
     _SEED,
     CheckResult,
     _check_callable,
@@ -52,19 +61,6 @@ __all__ = ["check_apply_rope", "check_apply_rope_2d"]
 
 
 # --------------------------------------------------------------------------- RoPE
-
-
-def _rope_bound(positions: torch.Tensor, strict: bool = False) -> torch.Tensor:
-    """Per-token tolerance relative to the norm of the token: float32 rounding (+ float32 angles)."""
-    if strict:  # float32 rounding of the result only: about 1e-7 of the norm
-        return torch.full(positions.shape, 1e-6, dtype=torch.float64)
-    return 1e-5 + 8 * _EPS32 * positions.double().abs()
-
-
-def _token_errors(got: torch.Tensor, expected: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-    """Error of every token relative to its norm, reduced to one value per position: ``(L,)``."""
-    relative = (got - expected).norm(dim=-1) / x.double().norm(dim=-1).clamp(min=1e-12)
-    return relative.reshape(-1, x.shape[-2]).max(dim=0).values.nan_to_num(float("inf"))
 
 
 def _rope_cases(generator: torch.Generator) -> list[dict[str, Any]]:
@@ -222,7 +218,7 @@ def _rope_case(session: _Session, case: dict[str, Any], layout: str) -> None:
                 "in float64 and casting cos and sin to the dtype of x makes far positions exact to float32 rounding",
             )
         return
-    if float(errors.max()) < 1e-2:
+    if float(errors.max()) < 1e-2 and _rounding_sized(got, expected, x, actual_positions, actual_base, layout):
         worst = int(torch.argmax(errors))
         raise _Problem(
             "precision",
@@ -247,12 +243,12 @@ def _rope_case(session: _Session, case: dict[str, Any], layout: str) -> None:
             "(cos² φ + sin² φ = 1 is what keeps the norm)",
         )
     raise _diagnose_rope(got, expected, x, actual_positions, actual_base, positions is not None, base is not None,
-                         layout, call)
+                         layout, call, session.fn)
 
 
 def _diagnose_rope(
     got: torch.Tensor, expected: torch.Tensor, x: torch.Tensor, positions: torch.Tensor, base: float,
-    positions_given: bool, base_given: bool, layout: str, call: str,
+    positions_given: bool, base_given: bool, layout: str, call: str, fn: Callable[..., Any],
 ) -> _Problem:
     other = "half" if layout == "interleaved" else "interleaved"
     pairs = {"interleaved": "interleaved pairs (2ℓ, 2ℓ+1)", "half": "pairs (ℓ, ℓ + d/2) of the half layout"}
@@ -314,6 +310,8 @@ def _diagnose_rope(
                                                                            layout=layout))
     if slip is not None:
         return _Problem("ladder", f"in {call}: {slip}")
+    if (unrotated := _unrotated_pairs(got, expected, x, layout)) is not None:
+        return _Problem("pairs not rotated", f"in {call}: {unrotated}")
     dim = x.shape[-1]
     for name, part in (("first", slice(0, dim // 2)), ("last", slice(dim // 2, dim))):
         if not _close(got[..., part], expected[..., part], atol=1e-6) and _close(got[..., part], x.double()[..., part],
@@ -325,10 +323,12 @@ def _diagnose_rope(
         return _Problem("position 0", f"in {call}: at position 0 your output is not x itself: RoPE at position 0 is "
                         "the identity (angle 0: cos 0 = 1 multiplies x, sin 0 = 0 multiplies its rotated copy); a cos "
                         "and a sin exchanged, or an angle that is not m θ_ℓ, moves it")
+    used = _positions_used(got, x, base, layout)
+    read = (_positions_text(used, positions) if used is not None else None) or _pairing(fn, dim, layout)
     index = _first_difference(got, expected, atol=1e-5 * float(x.double().abs().max()))
     should, was = _distinct(float(expected[index]), float(got[index]))
     return _Problem(
-        "rope values",
+        "rope values", (f"{read}\n" if read else "") +
         f"in {call}: the token at position {_num(float(positions[index[-2]]))}, coordinate {index[-1]} should be "
         f"{should}, got {was}; pair ℓ = {pairs[layout]} is rotated by the angle m·θ_ℓ with θ_ℓ = base^(-2ℓ/d)",
     )
@@ -552,12 +552,13 @@ def _rope_2d_case(
             raise _Problem(f"unrotated {name}", f"in {call}: the {name} is not rotated, it equals x's own coordinates: "
                            "rotate x[..., :d/2] at the rows and x[..., d/2:] at the columns, each a 1-D RoPE of "
                            "dimension d/2, and concatenate the two")
+    read = _halves_positions(got, x.double(), rows, columns, actual_base)
     index = _first_difference(got, expected, atol=tolerance)
     coordinate, token = index[-1], index[-2]
     half = "first half (rows)" if coordinate < dim // 2 else "second half (columns)"
     should, was = _distinct(float(expected[index]), float(got[index]))
     raise _Problem(
-        "rope 2d values",
+        "rope 2d values", (f"{read}\n" if read else "") +
         f"in {call}: token {token} (row {_num(float(rows[token]))}, column {_num(float(columns[token]))}), coordinate "
         f"{coordinate}, in the {half}, should be {should}, got {was}; the first d/2 coordinates are rotated by 1-D "
         "RoPE of dimension d/2 at the row, the last d/2 at the column",

@@ -24,6 +24,7 @@ import torch
 
 from ..rope2d import rope_matrix_2d
 from ..rotary import apply_rope
+from ._angles import _cache_layout, _positions_text, _positions_used
 from ._readings import _decode_steps, _held_keys
 from .checking import CheckResult, _close, _public, _runs_text
 from .comparing import _Case, _ladder_slip, _Mistake, _simple_checker
@@ -66,7 +67,8 @@ _UNROTATE_MISTAKES = [
              lambda o, p, b=10000.0: _rope(o, -p)),
     _Mistake("unrotate exponent", "your frequencies are b^(-ℓ/d): the exponent of pair ℓ is 2ℓ/d",
              lambda o, p, b=10000.0: _rope(o, -p, b, exponent=1.0)),
-    _Mistake("unrotate by index", "you turned back by the row index 0, ..., L-1 instead of the given positions",
+    _Mistake("unrotate by index", "you turned back by 0, ..., L-1 (the row index, or positions counted from the "
+             "first, positions - positions[0]) instead of the given positions",
              lambda o, p, b=10000.0: _rope(o, -torch.arange(o.shape[-2]), b)),
     _Mistake("unrotate float32 angles", "your angles i θ_ℓ are formed in float32: at a position such as 50,000 "
              "float32 keeps about 3 decimals of the angle, and the sine and cosine inherit the error; form the "
@@ -96,6 +98,9 @@ def _unrotate_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -
         if _close(got, apply_rope(outputs.double(), -(positions + shift), base=base), atol=1e-4):
             return (f"you turned row i back by positions[i] {shift:+d}: turn it back by its own position, R_i^T is "
                     "RoPE at -positions[i]")
+    used = _positions_used(got, outputs, base, "interleaved", near=-positions)
+    if used is not None and (said := _positions_text(-used, positions, "you turn back")) is not None:
+        return said
     dim = outputs.shape[-1]
     for name, part in (("first", slice(0, dim // 2)), ("last", slice(dim // 2, dim))):
         if not _close(got[..., part], expected[..., part], atol=1e-4) and _close(
@@ -451,7 +456,9 @@ def _stream_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> 
     if held is not None and held != list(range(total - window, total)):
         return (f"your window holds the keys at positions {_runs_text(held)} (each moved by the right rotation): "
                 f"it must be the last window keys, {total - window}..{total - 1}, each once, in order")
-    return None
+    return _cache_layout(got, cached, window, sinks) or _ladder_slip(got[..., sinks:, :], cached.shape[-1], 10000.0, (
+        lambda theta: apply_rope(cached[..., total - window:, :], torch.full((window,), -(total - window - sinks)),
+                                 frequencies=theta)))
 
 
 def _stream_cases(generator: torch.Generator) -> list[_Case]:

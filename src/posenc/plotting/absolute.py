@@ -38,7 +38,6 @@ __all__ = [
     "pair_walk",
     "similarity_heatmaps",
     "table_profile",
-    "table_slider",
 ]
 
 
@@ -437,47 +436,6 @@ def bits_as_sine_signs(n_positions: int, n_bits: int, ladders: Mapping[str, Vect
     )
     ladder_ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # an index has no fractions
     return fig
-
-
-def table_slider(
-    tables: Mapping[str, Matrix],
-    periods: Mapping[str, Vector],
-    *,
-    slider_label: str,
-    active: str,
-) -> go.Figure:
-    """An interactive heatmap of one ``(R, C)`` table per slider step; hovering shows a cell's
-    position, column, value and the period of its column (``periods[label]``, ``(C,)``)."""
-    from ..interactive import _plotly_graph_objects, slider_figure
-
-    go_module = _plotly_graph_objects()
-    if active not in tables:
-        raise ValueError(f"active must be one of the labels {list(tables)}, got {active!r}")
-    steps = []
-    for label, table in tables.items():
-        values = _as_matrix(f"tables[{label!r}]", table)
-        if label not in periods:
-            raise ValueError(f"periods has no entry for the table {label!r}")
-        period = _as_vector(f"periods[{label!r}]", periods[label])
-        if len(period) != values.shape[1]:
-            raise ValueError(f"periods[{label!r}] must have one period per column ({values.shape[1]})")
-        trace = go_module.Heatmap(
-            z=values,
-            customdata=np.broadcast_to(period, values.shape),
-            colorscale="RdBu_r",
-            zmin=-1.0,
-            zmax=1.0,
-            hovertemplate="position %{y}, column %{x}<br>value %{z:.3f}<br>period %{customdata:.1f} positions"
-            "<extra></extra>",
-        )
-        steps.append((label, [trace]))
-    layout = {
-        "template": "plotly_white",
-        "margin": {"l": 60, "r": 20, "t": 20, "b": 40},
-        "xaxis": {"title": {"text": "column"}},
-        "yaxis": {"title": {"text": "position i"}, "autorange": "reversed"},
-    }
-    return slider_figure(steps, slider_label=slider_label, active=list(tables).index(active), layout=layout)
 
 
 def curve_slider(

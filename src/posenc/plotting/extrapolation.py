@@ -32,6 +32,7 @@ def accuracy_panels(
     ylabel: str = "accuracy",
     xlabel: str = "evaluated length",
     xscale: str = "log2",
+    styles: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[Figure, np.ndarray]:
     """Accuracy against the evaluated length: a panel per entry of ``panels``, a curve per series.
 
@@ -46,6 +47,9 @@ def accuracy_panels(
         columns: panels per row (default: all in one row).
         ylabel, xlabel: the axis labels.
         xscale: ``"log2"`` (lengths) or ``"linear"`` (e.g. steps, which may start at 0).
+        styles: series name -> its ``{"color": ..., "marker": ...}`` (e.g. chapter 9's
+            :data:`~posenc.plotting.stretching.RULE_STYLES`, so that a rule looks the same in
+            every figure); default: the colour cycle in order of first appearance, round markers.
 
     Returns:
         ``(fig, axes)`` with ``axes`` a 1-D array of the panels, in the order of ``panels``. A
@@ -54,7 +58,7 @@ def accuracy_panels(
 
     Raises:
         ValueError: if ``panels`` is empty, an accuracy table is not ``(seeds, N)``, the tick
-            labels are not ``N``, or ``xscale`` is unknown.
+            labels are not ``N``, ``xscale`` is unknown, or ``styles`` lacks a series.
     """
     if not panels:
         raise ValueError("panels must name at least one panel")
@@ -70,17 +74,21 @@ def accuracy_panels(
     axes = grid.ravel()
     # one colour per series name in every panel, and one legend entry for it
     names = list(dict.fromkeys(name for curves in panels.values() for name in curves))
-    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    colors = {name: cycle[index % len(cycle)] for index, name in enumerate(names)}
+    if styles is None:
+        cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        styles = {name: {"color": cycle[index % len(cycle)], "marker": "o"} for index, name in enumerate(names)}
+    unstyled = [name for name in names if name not in styles]
+    if unstyled:
+        raise ValueError(f"styles has no entry for the series {unstyled}")
     handles: dict[str, Any] = {}
     for ax, (title, curves) in zip(axes, panels.items(), strict=False):
         for name, table in curves.items():
             values = _as_matrix(f"accuracy of {name!r}", table)
             if values.shape[1] != x.size:
                 raise ValueError(f"accuracy of {name!r} must be (seeds, {x.size}), got {values.shape}")
-            (handles[name],) = ax.plot(x, values.mean(0), marker="o", markersize=3, color=colors[name],
-                                       label=name)
-            ax.fill_between(x, values.min(0), values.max(0), color=colors[name], alpha=0.2, linewidth=0)
+            style = {"marker": "o", **styles[name]}
+            (handles[name],) = ax.plot(x, values.mean(0), markersize=3, label=name, **style)
+            ax.fill_between(x, values.min(0), values.max(0), color=style["color"], alpha=0.2, linewidth=0)
         chance_line = ax.axhline(chance, color="gray", linestyle=":", linewidth=1, label="chance")
         for text, length in (marks or {}).items():
             ax.axvline(length, color="black", linewidth=0.8, linestyle="--")

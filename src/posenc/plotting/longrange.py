@@ -337,6 +337,7 @@ def precision_panels(
     score_errors: Mapping[str, Vector],
     *,
     extra_scores: Mapping[str, Vector] | None = None,
+    rounding: Mapping[str, Vector] | None = None,
     limit: float = 65504.0,
 ) -> Figure:
     """Errors of angles formed in low precision (left) and of the scores they give (right).
@@ -346,11 +347,15 @@ def precision_panels(
         angle_errors: the largest angle error at each position, per number format (label).
         score_errors: the largest score error at each position, per format (the same labels).
         extra_scores: further score-error curves, drawn dashed in black (e.g. another library's).
+        rounding: reference score errors, drawn dash-dotted in grey and labelled "q, k rounded to
+            <label>" (e.g. the error of rounding query and key to a 16-bit format), lighter for
+            each further one.
         limit: a vertical dotted line on both panels (default: the largest float16, 65 504).
 
     Returns:
         The figure, angles on ``fig.axes[0]`` (with a line at π: no information left) and
-        scores on ``fig.axes[1]``.
+        scores on ``fig.axes[1]``; each panel's legend names every curve and line in it (the
+        score curves as "<label> angles").
 
     Raises:
         ValueError: if ``angle_errors`` is empty or the two mappings differ in labels.
@@ -367,16 +372,84 @@ def precision_panels(
     for number, label in enumerate(angle_errors):
         style = {"color": ["C3", "C1", "C0", "C2", "C4"][number % 5], "marker": "o", "markersize": 3}
         left.append(Curve(x, angle_errors[label], f"{label} angles", style))
-        right.append(Curve(x, score_errors[label], style=style))
+        right.append(Curve(x, score_errors[label], f"{label} angles", style))
     for label, values in (extra_scores or {}).items():
         right.append(Curve(x, values, label, {"color": "k", "linestyle": "--"}))
+    for number, (label, values) in enumerate((rounding or {}).items()):
+        grey = f"{min(0.3 + 0.25 * number, 0.8):.2f}"
+        right.append(Curve(x, values, f"q, k rounded to {label}", {"color": grey, "linestyle": "-."}))
     pi_line = Reference(float(np.pi), label="π: no information left")
-    return line_panels(
+    fig = line_panels(
         [
             LinePanel(left, "Angle error vs float64", "position", "max angle error (rad)", "log", "log",
                       references=[pi_line, edge]),
             LinePanel(right, "Score error vs float64 (keys at m - 0..255)", "query position m", "max |score error|",
-                      "log", "log", references=[edge]),
+                      "log", "log", references=[edge], legend=None),
         ],
         figsize=(11, 3.8),
     )
+    # Every curve of the right panel crosses it from side to side: its legend goes below it.
+    fig.axes[1].legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=8)
+    return fig
+
+
+def slow_centre(offsets: Vector, score: Vector, slow: Vector, dim: int, fast_limit: float) -> Figure:
+    """A score against distance, thin, with the part of its slow pairs drawn over it in red.
+
+    Args:
+        offsets: the distances ``|j - i|``.
+        score: the score at each distance (all pairs).
+        slow: the part of the score from the pairs whose wavelength exceeds ``fast_limit``.
+        dim: the head dimension ``d`` (for the title).
+        fast_limit: the wavelength that separates fast pairs from slow ones (for the legend).
+
+    Returns:
+        The figure (one panel; the score is ``lines[0]``, the slow part ``lines[1]``; the score
+        axis is cut at -60 and 160).
+
+    Raises:
+        ValueError: if the three vectors differ in length.
+    """
+    x, total, part = (_as_vector(name, v) for name, v in [("offsets", offsets), ("score", score), ("slow", slow)])
+    if not len(x) == len(total) == len(part):
+        raise ValueError(f"offsets, score and slow must have one length, got {len(x)}, {len(total)}, {len(part)}")
+    return line_panels([LinePanel(
+        [Curve(x, total, "score (all pairs)", {"linewidth": 0.2}),
+         Curve(x, part, f"slow pairs only (wavelength > {fast_limit:g})", {"color": "C3", "linewidth": 1.5})],
+        title=f"d = {dim}: the slow pairs draw the drifting centre of the tail",
+        xlabel="distance |j - i|", ylabel="score", ylim=(-60, 160), legend="upper right")], figsize=(8, 3.4))
+
+
+def positional_profiles(offsets: Vector, baseline: Vector, profiles: Mapping[int, Vector], dim: int) -> Figure:
+    """Position profiles of heads built to peak at chosen offsets, beside the all-ones curve.
+
+    Args:
+        offsets: the offsets ``δ = j - i``.
+        baseline: the all-ones score divided by ``d`` at each offset, drawn in grey.
+        profiles: for each target offset ``δ*``, the profile ``c^T R_(δ-δ*) c / |c|^2`` at each
+            offset; each is labelled with the offset where it peaks (blue, then red, ...).
+        dim: the head dimension ``d`` (for the title).
+
+    Returns:
+        The figure (one panel: ``lines[0]`` the baseline, then one line per profile).
+
+    Raises:
+        ValueError: if ``profiles`` is empty or a curve differs in length from ``offsets``.
+    """
+    if not profiles:
+        raise ValueError("profiles must contain at least one profile")
+    x = _as_vector("offsets", offsets)
+    curves = [Curve(x, baseline, "all-ones (the 'decay' curve)", {"color": "0.5"})]
+    for number, (target, profile) in enumerate(profiles.items()):
+        y = _as_vector(f"profile {target}", profile)
+        if len(y) != len(x):
+            raise ValueError(f"profile {target} has {len(y)} values for {len(x)} offsets")
+        peak = int(x[y.argmax()])
+        curves.append(Curve(x, y, f"c^T R_(δ-δ*) c with δ* = {target} (peak at {peak})",
+                            {"color": ["C0", "C3", "C2", "C1"][number % 4]}))
+    panel = LinePanel(curves, f"d = {dim}: the profile is chosen by q and k", "offset δ = j - i", "score / maximum",
+                      legend="lower left")
+    return line_panels([panel], figsize=(8, 3.6))
+
+
+__all__ += ["positional_profiles", "slow_centre"]

@@ -348,3 +348,78 @@ def bias_by_head_slider(
             ],
         },
     )
+
+
+def t5_bucket_panels(
+    offsets: Matrix,
+    bidirectional: Matrix,
+    causal: Matrix,
+    *,
+    exact: tuple[float, float] = (8, 16),
+    last: tuple[float, float] = (91, 113),
+    num_buckets: int = 32,
+    max_distance: int = 128,
+) -> tuple[Figure, np.ndarray]:
+    """T5's bucket of every offset, bidirectional (left) and causal (right), as step curves.
+
+    Dotted grey lines mark where the exact buckets end, dashed ones where the last bucket
+    starts; the causal panel marks only the past (negative offsets).
+
+    Args:
+        offsets: ``(N,)`` offsets ``j - i``.
+        bidirectional, causal: ``(N,)`` bucket of each offset in the two settings.
+        exact: the distance where the exact range ends, bidirectional and causal.
+        last: the distance where the last bucket starts, bidirectional and causal.
+        num_buckets, max_distance: the setting, for the panel titles.
+
+    Returns:
+        ``(fig, axes)``, two axes.
+
+    Raises:
+        TypeError, ValueError: as :func:`curves_by_offset` (a bucket map whose length differs
+            from that of ``offsets``).
+    """
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), layout="constrained")
+    panels = [(axes[0], bidirectional, True, exact[0], last[0]), (axes[1], causal, False, exact[1], last[1])]
+    for ax, buckets, both_sides, exact_end, last_start in panels:
+        marks = {-last_start: "--", -exact_end: ":"}
+        marks |= {exact_end: ":", last_start: "--"} if both_sides else {}
+        mode = "bidirectional" if both_sides else "causal"
+        curves_by_offset(
+            offsets,
+            {"bucket": buckets},
+            ax,
+            steps=True,
+            marks=marks,
+            ylabel="bucket",
+            title=f"{mode}, {num_buckets} buckets, max_distance {max_distance}",
+        )
+    return fig, axes
+
+
+def alibi_weight_curves(weights: Matrix, *, title: str = "ALiBi weights of the last query, no content") -> Axes:
+    """The last query's attention weights by distance, one curve per head, on a log axis.
+
+    Args:
+        weights: ``(H, L)`` weights of the last query of an ``L``-token sequence on keys
+            ``0 .. L - 1`` (so key ``j`` is at distance ``L - 1 - j``), head ``r`` in row ``r``.
+        title: title of the plot.
+
+    Returns:
+        The axes, y from 1e-6 to 1.5, curves labelled "head 1", "head 2", ...
+
+    Raises:
+        TypeError, ValueError: if ``weights`` is not a 2-D tensor or array.
+    """
+    rows = _as_matrix("weights", weights)
+    length = rows.shape[1]
+    ax = curves_by_offset(
+        np.arange(length - 1, -1, -1),
+        {f"head {h + 1}": w for h, w in enumerate(rows)},
+        logy=True,
+        xlabel="distance i - j",
+        ylabel="weight (log axis)",
+        title=title,
+    )
+    ax.set_ylim(1e-6, 1.5)
+    return ax
