@@ -118,7 +118,7 @@ def decay_sweep(
         dims: the dimensions ``d``.
         offsets: positive, increasing offsets, shape ``(K,)``.
         far: the offset from which the ripple is measured.
-        per_decade: windows per factor of 10 of the offsets (:func:`posenc.plotting.log_windows`).
+        per_decade: windows per factor of 10 of the offsets (:func:`posenc.plotting.longrange.log_windows`).
 
     Returns:
         Three dictionaries keyed by ``(b, d)``: the window summary of ``score / d`` (for a

@@ -61,7 +61,7 @@ def rope_property_gaps(rope: Rope, queries: torch.Tensor, keys: torch.Tensor, po
             (:func:`posenc.diagnostics.relativity_gap`, at positions ``0 .. L-1``).
 
     Returns:
-        Four gaps, 0 up to rounding for a correct implementation, by name:
+        Four gaps by name, each 0 up to rounding for a correct implementation;
         ``"max | |f(x)| - |x| |"`` (norms kept), ``"relativity gap (shift 37)"`` (scores depend
         only on offsets; the number is ``shift``), ``"vs apply_rope, closer layout"`` (equal to
         :func:`posenc.rotary.apply_rope` in the interleaved or the half layout) and
@@ -476,8 +476,9 @@ def mrope_rotaries() -> dict[str, Any]:
     Qwen3-VL interleaves the three axes.
 
     Returns:
-        ``{"Qwen2-VL (sections)": Qwen2VLRotaryEmbedding, "Qwen3-VL (interleaved)":
-        Qwen3VLTextRotaryEmbedding}``, each built from the default text configuration.
+        The two modules, ``Qwen2VLRotaryEmbedding`` and ``Qwen3VLTextRotaryEmbedding``, by model name
+        (``"Qwen2-VL (sections)"``, ``"Qwen3-VL (interleaved)"``), each built from the default text
+        configuration.
     """
     from transformers.models import qwen2_vl, qwen3_vl
 

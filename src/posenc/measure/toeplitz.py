@@ -89,7 +89,7 @@ def first_layer_defects(name: str, seed: int, num_sequences: int = 512, *, data_
     Raises:
         KeyError: if the store has no family ``name``.
         TypeError, ValueError: if ``seed``, ``num_sequences`` or ``data_seed`` is not a valid
-            integer (``num_sequences`` at least 1), or as :func:`posenc.store.load`.
+            integer (``num_sequences`` at least 1), or as ``posenc.store.load``.
     """
     seed = check_int("seed", seed, minimum=0)
     num_sequences = check_int("num_sequences", num_sequences, minimum=1)

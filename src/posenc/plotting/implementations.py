@@ -24,7 +24,7 @@ def layout_permutation(rotation: Matrix, permutation: Matrix, rotation_half: Mat
         position: the position ``m`` (for the titles).
 
     Returns:
-        The figure: three heatmaps on one scale from -1 to 1, coordinates as tick labels.
+        The figure, three heatmaps on one scale from -1 to 1, coordinates as tick labels.
 
     Raises:
         ValueError: if a matrix is not square or the three differ in size.
@@ -74,7 +74,7 @@ def offset_score_maps(maps: Mapping[str, Matrix], dim: int) -> Figure:
         dim: the head dimension ``d`` (for the title).
 
     Returns:
-        The figure: one heatmap per map, titled "all-ones score / d around a query, d = ...".
+        The figure, one heatmap per map, titled "all-ones score / d around a query, d = ...".
 
     Raises:
         ValueError: if ``maps`` is empty or a map is not square with an odd side.

@@ -431,7 +431,7 @@ def positional_profiles(offsets: Vector, baseline: Vector, profiles: Mapping[int
         dim: the head dimension ``d`` (for the title).
 
     Returns:
-        The figure (one panel: ``lines[0]`` the baseline, then one line per profile).
+        The figure, one panel (``lines[0]`` the baseline, then one line per profile).
 
     Raises:
         ValueError: if ``profiles`` is empty or a curve differs in length from ``offsets``.
