@@ -213,9 +213,10 @@ ZH_NOTEBOOKS := _build/zh
 zh-notebooks: $(INSTALLED)
 	$(BIN)/python -m bookkit.i18n_notebooks $(ZH_NOTEBOOKS) --strict
 
+# The English site; tests/browser/test_chinese_site.py checks the Chinese one (browser-zh).
 browser: $(INSTALLED) $(BROWSER)
 	SITE_DIR=$(TEST_OUTPUT)/_build/html SCREENSHOT_DIR=$(TEST_OUTPUT)/screenshots \
-		$(BIN)/python -m pytest tests/browser -m browser
+		$(BIN)/python -m pytest tests/browser -m browser --ignore=tests/browser/test_chinese_site.py
 
 # The student edition from scratch, then the check that its pages hold no solution text.
 student-test: $(INSTALLED)
