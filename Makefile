@@ -158,6 +158,7 @@ test-sites: $(INSTALLED) $(BROWSER) $(CJK_FONT)
 	@$(call timed,browser)
 	@$(call timed,browser-zh)
 	@$(call timed,student-test)
+	@$(call timed,student-zh-test)
 	@$(call timed,pdf-test)
 	@$(call timed,pdf-zh-test)
 
@@ -293,7 +294,9 @@ i18n-pot: $(INSTALLED)
 
 # The catalogs updated from the current English: new messages added untranslated, changed ones
 # marked fuzzy with their old translation as a suggestion, removed ones kept as obsolete (#~);
-# then Babel's spurious python-format flags dropped ("25 % of" is not a format string).
+# then Babel's spurious python-format flags dropped ("25 % of" is not a format string), and the
+# obsolete entry of a message that came back, which sphinx-intl leaves beside the new one (msgfmt -c
+# rejects the duplicate), dropped, its translation given back to the message (bookkit.i18n unflag).
 i18n: i18n-pot
 	$(BIN)/sphinx-intl update -p $(I18N_POT) -d $(I18N_LOCALE) -l $(I18N_LANGUAGE) -w 0
 	$(BIN)/python -m bookkit.i18n unflag $(I18N_LOCALE)
@@ -355,12 +358,42 @@ browser-zh: $(INSTALLED) $(BROWSER) $(CJK_FONT)
 		BROWSER_INTERACT=0 $(BIN)/python -m pytest tests/browser/test_site.py tests/browser/test_chinese_site.py -m browser
 
 # The Chinese PDF (complete edition), printed from ZH_PDF_SITE like the English, then checked: its
-# pages, their Chinese text and the Noto CJK fonts it embeds (tests/test_pdf.py -k chinese).
+# pages, their Chinese text, the Noto CJK fonts it embeds, and its title page, contents and part
+# titles in Chinese (tests/test_pdf.py -k chinese). The title page and the contents are the Chinese
+# site's: its title and author from the configuration it was built with (ZH_PDF_CONFIG, written by
+# make book-zh), its part titles from the root document's catalog, as its sidebar shows them.
 ZH_PDF_SITE ?= $(ZH_SITE)
+ZH_PDF_CONFIG ?= $(ZH_OUTPUT)/_config.yml
 ZH_PDF := position-in-attention-zh.pdf
 pdf-zh: $(INSTALLED) $(BROWSER) $(CJK_FONT)
-	$(BIN)/python -m bookkit.pdf $(ZH_PDF_SITE) $(PDF_OUTPUT)/$(ZH_PDF) --edition full
+	$(BIN)/python -m bookkit.pdf $(ZH_PDF_SITE) $(PDF_OUTPUT)/$(ZH_PDF) --edition full --config $(ZH_PDF_CONFIG)
 	PDF_DIR=$(PDF_OUTPUT) PDF_CHINESE=$(ZH_PDF) $(BIN)/python -m pytest tests/test_pdf.py -k chinese
 
 pdf-zh-test: $(INSTALLED)
-	$(MAKE) --no-print-directory pdf-zh ZH_PDF_SITE=$(ZH_TEST_SITE)
+	$(MAKE) --no-print-directory pdf-zh ZH_PDF_SITE=$(ZH_TEST_SITE) ZH_PDF_CONFIG=$(TEST_OUTPUT)/zh/_config.yml
+
+# The Chinese student edition: the student edition's sources (make student) built in Chinese from
+# that build's execution cache, as the Chinese site is from the English (a notebook missing from
+# the cache stops the target before the build, so nothing is executed a second time), warnings as
+# errors, into $(STUDENT_ZH_OUTPUT)/_build/html; then copied into the English student site's zh/
+# folder, where the two sites' language links expect each other (bookkit/language_links.py), as
+# the full sites do.
+STUDENT_ZH_OUTPUT := $(STUDENT_OUTPUT)/zh
+STUDENT_ZH_SITE := $(STUDENT_OUTPUT)/_build/html/zh
+.PHONY: student-zh student-zh-test
+student-zh: $(INSTALLED)
+	@if [ ! -f $(STUDENT_OUTPUT)/_build/html/index.html ]; then $(MAKE) --no-print-directory student; fi
+	$(BIN)/python -m bookkit.i18n zh-config $(STUDENT_ZH_OUTPUT)/_config.yml --edition student \
+		--source $(STUDENT_OUTPUT)/source --cache $(STUDENT_OUTPUT)/_build/.jupyter_cache --locale $(I18N_LOCALE)
+	@start=$$(date +%s); \
+	$(BUILD_ENV) $(BIN)/jupyter-book build $(STUDENT_OUTPUT)/source --config $(STUDENT_ZH_OUTPUT)/_config.yml \
+		--path-output $(STUDENT_ZH_OUTPUT) $(BUILD_FLAGS) && \
+	echo "Chinese student edition built in $$(( $$(date +%s) - start )) s: $(STUDENT_ZH_OUTPUT)/_build/html"
+	rm -rf $(STUDENT_ZH_SITE) && cp -r $(STUDENT_ZH_OUTPUT)/_build/html $(STUDENT_ZH_SITE)
+
+# make test, after student-test: the Chinese student edition from student-test's cache, checked
+# like the English one (every exercise there, no solution text, in English or in Chinese) and for
+# being Chinese (tests/test_exercise_catalog.py -k chinese).
+student-zh-test: $(INSTALLED)
+	$(MAKE) --no-print-directory student-zh
+	STUDENT_DIR=$(STUDENT_OUTPUT) STUDENT_ZH_SITE=$(STUDENT_ZH_SITE) $(BIN)/python -m pytest tests/test_exercise_catalog.py -k chinese

@@ -271,6 +271,68 @@ named on a careful reading (77.3 %), 8 messages naming a cause the student had n
 and below the third pass's 83.1 %: every new batch still finds slips (a normalisation by another quantity, a reflection,
 float32 frequencies far from the others) that no reading reproduces, and each batch found a few per-case readings that
 one hidden input could not separate.
+
+Fifth pass (04:15-04:50 UTC on 2026-11-29, a new session, no new batch written): instead of one more family per miss,
+readings that need no model of the slip (``posenc.exercises._structure``), said when no transformation reproduces the
+answer. Where the answer is wrong, in the exercise's own terms: the one region that holds every wrong entry and leaves
+the rest right (a diagonal, the entries above or below one, column - row beyond a bound said in the arguments' terms
+such as ``rel_logits.shape[-1] - rel_logits.shape[-2]``, the indices from k on or the first k along an axis with k as
+``sinks`` or ``dim/4``, the odd or even ones, the entries where an argument or the right value is negative, positive or
+beyond a level, the pairs with ``positions[j] > positions[i]``), said with what the answer holds there (0, one value,
+the opposite sign, a factor, an offset, the mirror image); a region that is right at one entry only (position 0, the
+frequency 1 of pair 0), or right only where the right value is 0 (a masked part), is not said. How the answer relates to
+the right one: its absolute value, clamped at a value, transposed, turned by half a turn, off by a term of ``j - i``
+only (read where the right answer is no function of ``j - i``) or of one index only (a step, ``c·k``), one factor or one
+offset per input that no expression of the arguments gives (a normalisation by another quantity; not said where the
+right answer is a constant times an argument, as decayed rows are), a factor of ``j - i``, the right values in other
+places, the right magnitudes with scattered signs; an error that grows with an index while every entry stays close
+(both causes said: a precision lost, a constant slightly off); which hidden inputs fail, when one setting alone sets
+two or more failed inputs apart from two or more passed ones ("cache_len ≥ 12"). Among the argument slips, a tensor
+with the sign of its odd coordinates (or of its second half) flipped, which reads a reflection in place of a rotation;
+positions read off a rotation that are the given ones rounded to float16, bfloat16 or float32; the frequency ladders of
+every RoPE exercise for the sinusoidal table; ``a R + b`` with ``b`` an argument that is 0 on one case
+(``-padding_idx``, the padded positions now read by the catalogue when real tokens are miscounted); one slice zeroed is
+said as such, not as "its own factor (1, 1, 1, ...)". Honesty: the generic tail of a located slip names no cause ("your
+formula goes wrong there only, so look at what it computes for those entries"), a scalar answer is never "clamped", an
+exercise's own property is preferred over a generic reading when both describe failed cases, and the structural
+readings use the checker's own absolute tolerance (0 for frequencies, whose slow pairs are tiny). With these, and no
+entry or keyword changed, batches 1 and 2 read 87/89 named by the keywords, 3-7 all named, 8 14/15, 9 65/71, 10 12/13,
+11-13 all, 14 34/37, 15 27/31, 16 34/34, 17 26/33, 18 24/31, 19 48/52, 20 48/51, 21 45/45, 22 42/45, 23 42/42, 24
+40/41 (batches 22-24: 124/128, 122/128 before this pass): 800 of 842 (95.0 %, 796 before), none of them held out. Most
+structural readings add a location to messages that already named their slip; the measure of this pass is the next
+unseen batch.
+Batch 25 (104 mistakes for all 33 checkers, written at about 04:15-04:50 UTC by a separate session from the exercises,
+their solutions and each checker's signature and first docstring line only, never calling a checker, keywords fixed
+before the run, while the checkers were being changed by another session that did not see it; measured once at 04:49
+UTC, after that session's last change): rejected 102/104, named 90/104 (86.5 %) by the keywords. On a careful reading
+by a third session: 97/104 named (93.3 %; 97 of the 102 rejected, 95.1 %), no message naming a cause the student had
+not made; ten keyword misses name their slip in other words ("you returned 1/o rounded, which is i + 1: subtract 1",
+"the padding_idx argument is ignored", "you add c before clipping", "you rotate the wrong way", ...) and three keyword
+hits only restate the rule. The five misses: attention weights returned as log_softmax (the symptom only), T5's log
+range normalised by log(max_distance), a relative shift padded on the right, the expected score with the frequencies of
+a d/2-wide head, and a causal linear-attention sum that adds key i after query i (a NaN in row 0, explained only by
+the generic list of causes). The two that passed formed their angles in float32: the sinusoidal table (accepted by
+design, as d2l's own table does, with a precision note that names it) and RoPE on a float64 x, after which a float64
+case at far positions was added and such an answer is rejected ("x is float64, but ... the angles seem to be formed in
+float32"), while a float32 x with float32 angles, transformers' own way, keeps its note.
+Then, after batch 25 (04:55-05:10 UTC), each miss by its family rather than its one rendering, and the messages
+that could mislead made to say what is certain and both readings where the inputs cannot separate them: weights whose
+exponentials sum to 1 on every row are "log-probabilities" (log_softmax or the log of the softmax), said with whether
+their exponentials are right; T5's logarithmic buckets are read back as the interval of normalisers L that produces
+them, said with the usual expressions that fall inside it, all of them ("log(num_buckets) and log(2 · max_distance /
+max_exact) ... the inputs cannot tell them apart"), and where the last bucket begins; a relative shift that reads its
+own row at column j - r (a zero column padded on the right, whichever view it is read through, or that index) is said
+as such; an expected score with terms at θ_0, θ_2, ... only is "the frequencies of a head of width d/2", however the
+ladder was duplicated; causal linear sums that leave key i out of its row are compared on the finite rows, said for
+both sums or the one that does it, with row 0's 0/0 explained as an empty sum. T5's past and future swapped says which
+half the keys before the query reach and offers both causes (j - i negated, or the wrong sign sent to the upper half)
+instead of "you seem to use i - j"; slopes 2^(-h) are "the first 6 slopes of 8 heads, or a fixed step written for any
+n"; the asymmetry's wrong sign offers the reversed subtraction and the other vector conjugated; llama3's interval
+remark names the factor used the wrong way beside an unclamped blend. Each family has two renderings in
+tests/test_exercises.py. Batch 25 then reads 103/104 rejected and 93/104 named by the keywords (the eleven keyword
+misses are the ten that name their slip in other words and the sinusoidal table with float32 angles, accepted by
+design with a note), 103/104 on the careful reading's terms, no message naming a cause the student had not made; it is
+no longer held out; the checkers read batches 1-24 as before this change.
 """
 
 from __future__ import annotations
@@ -282,10 +344,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
+import torch.nn.functional as F
 
 import posenc
 import posenc.exercises as ex
+from posenc import apply_rope, rope_frequencies
 
 
 @dataclass(frozen=True)
@@ -6673,6 +6738,914 @@ HELDOUT_BATCH_24 = [
 
 # The parts of a message that only echo the student's input or code, or restate what was compared, whatever
 # the mistake: a keyword found there does not name the mistake.
+
+# Batch 25 (issue 32, fifth pass): written on 2026-11-29 at about 04:15-05:00 UTC by a separate session from the
+# exercises and solutions in the notebooks and each checker's signature and first docstring line only, while the
+# checkers were being changed by another session that did not see it; measured once, after that session's last change.
+
+
+def _theta(dim, base=10000.0):
+    return base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+
+
+def _rope_interleaved(x, positions, base=10000.0, sign=1.0, float32=False):
+    """A student's own interleaved RoPE, used by several answers below."""
+    dim = x.shape[-1]
+    if float32:
+        angles = positions.float()[:, None] * _theta(dim, base).float()
+    else:
+        angles = positions.double()[:, None] * _theta(dim, base)
+    cos, sin = angles.cos().to(x.dtype), (sign * angles.sin()).to(x.dtype)
+    a, b = x[..., 0::2], x[..., 1::2]
+    return torch.stack((a * cos - b * sin, a * sin + b * cos), -1).flatten(-2)
+
+
+# --------------------------------------------------------------------------- attention (ch. 1)
+
+def b25_attention_scale_by_length(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(k.shape[-2])  # divides by the number of keys
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = scores.softmax(-1)
+    return weights @ v, weights
+
+
+def b25_attention_mask_ignored(q, k, v, mask=None):
+    weights = torch.softmax(torch.einsum("...qd,...kd->...qk", q, k) / q.shape[-1] ** 0.5, dim=-1)
+    return weights @ v, weights
+
+
+def b25_attention_log_softmax(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = F.log_softmax(scores, dim=-1)
+    return weights.exp() @ v, weights  # output right, but the weights returned are log-probabilities
+
+
+def b25_cross_values_from_queries(y, z, w_q, w_k, w_v):
+    q, k = y @ w_q, z @ w_k
+    weights = torch.softmax(q @ k.T / math.sqrt(q.shape[-1]), dim=-1)
+    return weights @ (z @ w_q)  # values projected with W_Q
+
+
+def b25_cross_keys_with_wq(y, z, w_q, w_k, w_v):
+    q, k, v = y @ w_q, z @ w_q, z @ w_v
+    return torch.softmax(q @ k.T / math.sqrt(q.shape[-1]), dim=-1) @ v
+
+
+def b25_cross_scale_model_width(y, z, w_q, w_k, w_v):
+    q, k, v = y @ w_q, z @ w_k, z @ w_v
+    return torch.softmax(q @ k.T / math.sqrt(y.shape[-1]), dim=-1) @ v  # sqrt(d), not sqrt(d_h)
+
+
+def b25_recovery_floor(outputs):
+    return torch.floor(1.0 / outputs.double() - 1.0)
+
+
+def b25_recovery_no_minus_one(outputs):
+    return torch.round(1.0 / outputs.double())
+
+
+# --------------------------------------------------------------------------- absolute (ch. 2)
+
+def b25_counts_whole_map(positions, width):
+    return positions * width, (width + positions) * width, 3 * positions * width
+
+
+def b25_counts_whole_projections(positions, width):
+    return positions * width, positions * width, 3 * (width + positions) * width
+
+
+def b25_decay_without_lr(initial, lr, weight_decay, steps):
+    return initial * (1 - weight_decay) ** steps
+
+
+def b25_decay_linear(initial, lr, weight_decay, steps):
+    return initial * (1 - steps * lr * weight_decay)
+
+
+def b25_decay_one_step_short(initial, lr, weight_decay, steps):
+    # "the first step only sets up the moments", so one decay fewer
+    return initial * (1 - lr * weight_decay) ** (steps - 1)
+
+
+def b25_padded_hard_coded_pad(input_ids, padding_idx=1):
+    real = (input_ids != 1).long()
+    return real.cumsum(-1) * real + 1
+
+
+def b25_padded_pads_counted(input_ids, padding_idx=1):
+    real = input_ids.ne(padding_idx).long()
+    return real.cumsum(dim=-1) + padding_idx  # pads also get the running count
+
+
+def b25_padded_start_at_pad(input_ids, padding_idx=1):
+    real = (input_ids != padding_idx).long()
+    return (real.cumsum(-1) - 1) * real + padding_idx  # first token gets padding_idx
+
+
+# --------------------------------------------------------------------------- sinusoidal (ch. 3)
+
+def b25_sin_concatenated(seq_len, dim, base=10000.0):
+    angles = torch.arange(seq_len, dtype=torch.float64)[:, None] * _theta(dim, base)
+    return torch.cat((angles.sin(), angles.cos()), -1).float()
+
+
+def b25_sin_exponent_l_over_d(seq_len, dim, base=10000.0):
+    inv = base ** (-torch.arange(dim // 2, dtype=torch.float64) / dim)
+    angles = torch.arange(seq_len, dtype=torch.float64)[:, None] * inv
+    return torch.stack((angles.sin(), angles.cos()), -1).flatten(-2).float()
+
+
+def b25_sin_float32_angles(seq_len, dim, base=10000.0):
+    pos = torch.arange(seq_len, dtype=torch.float32)[:, None]
+    div = torch.exp(torch.arange(0, dim, 2, dtype=torch.float32) * (-math.log(base) / dim))
+    out = torch.zeros(seq_len, dim)
+    out[:, 0::2] = torch.sin(pos * div)
+    out[:, 1::2] = torch.cos(pos * div)
+    return out
+
+
+def b25_sin_cos_first(seq_len, dim, base=10000.0):
+    pos = np.arange(seq_len)[:, None]
+    angles = pos / base ** (np.arange(0, dim, 2) / dim)
+    table = np.empty((seq_len, dim))
+    table[:, 0::2], table[:, 1::2] = np.cos(angles), np.sin(angles)
+    return torch.from_numpy(table).float()
+
+
+def b25_t2t_half_denominator(seq_len, dim, base=10000.0):
+    half = dim // 2
+    theta = base ** (-torch.arange(half, dtype=torch.float64) / half)
+    angles = torch.arange(seq_len, dtype=torch.float64)[:, None] * theta
+    return torch.cat((angles.sin(), angles.cos()), dim=-1)
+
+
+def b25_t2t_interleaved(seq_len, dim, base=10000.0):
+    half = dim // 2
+    theta = base ** (-torch.arange(half, dtype=torch.float64) / (half - 1))
+    angles = torch.arange(seq_len, dtype=torch.float64)[:, None] * theta
+    return torch.stack((angles.sin(), angles.cos()), dim=-1).reshape(seq_len, dim)
+
+
+def b25_t2t_cos_then_sin(seq_len, dim, base=10000.0):
+    half = dim // 2
+    log_step = math.log(base) / (half - 1)
+    theta = torch.exp(-log_step * torch.arange(half, dtype=torch.float64))
+    angles = torch.arange(seq_len, dtype=torch.float64).unsqueeze(1) * theta.unsqueeze(0)
+    return torch.cat([torch.cos(angles), torch.sin(angles)], dim=1)
+
+
+# --------------------------------------------------------------------------- relative (ch. 4)
+
+def _t5_reference_like(relative_position, bidirectional, num_buckets, max_distance, *, sign_flip=False,
+                       causal_future=False, log_of_max=False, no_clamp=False):
+    offsets = torch.as_tensor(relative_position).long()
+    n_b = num_buckets // 2 if bidirectional else num_buckets
+    if bidirectional:
+        first = torch.where((offsets < 0) if sign_flip else (offsets > 0), n_b, 0)
+        rho = offsets.abs()
+    else:
+        first = 0
+        rho = offsets.clamp(min=0) if causal_future else (-offsets).clamp(min=0)
+    e = n_b // 2
+    denominator = math.log(max_distance) if log_of_max else math.log(max_distance / e)
+    far = e + (torch.log(rho.clamp(min=1).float() / e) / denominator * (n_b - e)).long()
+    if not no_clamp:
+        far = far.clamp(max=n_b - 1)
+    return first + torch.where(rho < e, rho, far)
+
+
+def b25_t5_direction_flipped(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    return _t5_reference_like(relative_position, bidirectional, num_buckets, max_distance, sign_flip=True)
+
+
+def b25_t5_causal_future(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    return _t5_reference_like(relative_position, bidirectional, num_buckets, max_distance, causal_future=True)
+
+
+def b25_t5_log_of_max_distance(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    return _t5_reference_like(relative_position, bidirectional, num_buckets, max_distance, log_of_max=True)
+
+
+def b25_t5_no_last_bucket_clamp(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    return _t5_reference_like(relative_position, bidirectional, num_buckets, max_distance, no_clamp=True)
+
+
+def b25_t5_hard_coded_32(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    rp = torch.as_tensor(relative_position).long()
+    n = 16 if bidirectional else 32  # T5's 32 buckets, whatever num_buckets says
+    ret = (rp > 0).long() * n if bidirectional else torch.zeros_like(rp)
+    rho = rp.abs() if bidirectional else torch.clamp(-rp, min=0)
+    exact = n // 2
+    large = exact + (torch.log(rho.float() / exact) / math.log(max_distance / exact) * (n - exact)).to(torch.long)
+    large = torch.min(large, torch.full_like(large, n - 1))
+    return ret + torch.where(rho < exact, rho, large)
+
+
+def b25_alibi_slopes_sign(slopes, length):
+    i = torch.arange(length)
+    return slopes[:, None, None] * (i[:, None] - i[None, :]).float()  # i - j
+
+
+def b25_alibi_slopes_recomputed(slopes, length):
+    h = len(slopes)
+    own = torch.tensor([2 ** (-8 * r / h) for r in range(1, h + 1)])  # ignores the slopes passed in
+    j = torch.arange(length)
+    return own.view(-1, 1, 1) * (j[None, :] - j[:, None])
+
+
+def b25_alibi_slopes_half(slopes, length):
+    rel = (torch.arange(length)[None, :] - torch.arange(length)[:, None]).half()
+    return (slopes.half()[:, None, None] * rel).float()
+
+
+def b25_reversal_features_flipped(layer, x):
+    return (layer(x.flip(-1)) - layer(x).flip(-1)).abs().max()
+
+
+def b25_reversal_mean(layer, x):
+    rev = torch.arange(x.shape[-2] - 1, -1, -1)
+    return (layer(x[rev]) - layer(x)[rev]).abs().mean()
+
+
+def b25_reversal_output_not_reversed(layer, x):
+    return (layer(x.flip(0)) - layer(x)).abs().max().item()
+
+
+def b25_shaw_ignores_offset(q_len, k_len, max_distance, query_offset=0):
+    offsets = torch.arange(k_len)[None, :] - torch.arange(q_len)[:, None]
+    return offsets.clamp(-max_distance, max_distance) + max_distance
+
+
+def b25_shaw_i_minus_j(q_len, k_len, max_distance, query_offset=0):
+    i = torch.arange(q_len)[:, None] + query_offset
+    j = torch.arange(k_len)[None, :]
+    return torch.clamp(i - j, -max_distance, max_distance) + max_distance
+
+
+def b25_shaw_shift_then_clip(q_len, k_len, max_distance, query_offset=0):
+    c = max_distance
+    return torch.tensor([[max(-c, min(c, j - (i + query_offset) + c)) for j in range(k_len)]
+                         for i in range(q_len)])  # shifted by c first, then clipped
+
+
+def b25_shaw_offset_on_keys(q_len, k_len, max_distance, query_offset=0):
+    keys = query_offset + torch.arange(k_len)
+    return (keys[None, :] - torch.arange(q_len)[:, None]).clamp(-max_distance, max_distance) + max_distance
+
+
+def b25_relshift_square_skew(rel_logits):
+    *batch, length, _ = rel_logits.shape  # the chapter's skew, as if L_k = L_q
+    padded = F.pad(rel_logits, (1, 0))
+    return padded.reshape(*batch, length + 1, length)[..., 1:, :]
+
+
+def b25_relshift_pad_right(rel_logits):
+    *batch, q_len, k_len = rel_logits.shape
+    padded = F.pad(rel_logits, (0, 1))
+    rows = padded.reshape(*batch, k_len + 1, q_len)[..., :-1, :]
+    return rows.reshape(*batch, q_len, k_len)
+
+
+def b25_relshift_roll_wrong_way(rel_logits):
+    q_len = rel_logits.shape[-2]
+    rows = [torch.roll(rel_logits[..., r, :], shifts=-r, dims=-1) for r in range(q_len)]  # by r, not Lq-1-r
+    return torch.stack(rows, dim=-2)
+
+
+def b25_alibi_rule_no_power_of_two(num_heads):
+    return torch.tensor([2 ** (-8 * h / num_heads) for h in range(1, num_heads + 1)])
+
+
+def b25_alibi_rule_halving(num_heads):
+    return 0.5 ** torch.arange(1, num_heads + 1, dtype=torch.float32)
+
+
+def b25_alibi_rule_from_zero(num_heads):
+    power = 2 ** math.floor(math.log2(num_heads))
+    first = [2 ** (-8 * h / power) for h in range(power)]
+    extra = [2 ** (-8 * (2 * h - 1) / (2 * power)) for h in range(1, num_heads - power + 1)]
+    return torch.tensor(first + extra)
+
+
+# --------------------------------------------------------------------------- RoPE (ch. 5 and 6)
+
+def b25_rope_half_layout(x, positions=None, base=10000.0):
+    seq_len, dim = x.shape[-2:]
+    positions = torch.arange(seq_len) if positions is None else positions
+    angles = positions.double()[:, None] * _theta(dim, base)
+    angles = torch.cat((angles, angles), -1)
+    x1, x2 = x[..., : dim // 2], x[..., dim // 2:]
+    rotated = torch.cat((-x2, x1), -1)
+    return x * angles.cos().to(x.dtype) + rotated * angles.sin().to(x.dtype)
+
+
+def b25_rope_ignores_base(x, positions=None, base=10000.0):
+    positions = torch.arange(x.shape[-2]) if positions is None else positions
+    return _rope_interleaved(x, positions, 10000.0)
+
+
+def b25_rope_float32_angles(x, positions=None, base=10000.0):
+    positions = torch.arange(x.shape[-2]) if positions is None else positions
+    return _rope_interleaved(x, positions, base, float32=True)
+
+
+def b25_rope_complex_conjugate(x, positions=None, base=10000.0):
+    seq_len, dim = x.shape[-2:]
+    positions = torch.arange(seq_len) if positions is None else positions
+    pairs = torch.view_as_complex(x.double().reshape(*x.shape[:-1], dim // 2, 2).contiguous())
+    angles = positions.double()[:, None] * _theta(dim, base)
+    turned = pairs * torch.exp(-1j * angles)  # clockwise
+    return torch.view_as_real(turned).flatten(-2).to(x.dtype)
+
+
+def b25_rope2d_swapped(x, rows, columns, base=10000.0):
+    first, second = x.chunk(2, dim=-1)
+    return torch.cat((apply_rope(first, columns, base=base), apply_rope(second, rows, base=base)), -1)
+
+
+def b25_rope2d_even_odd_halves(x, rows, columns, base=10000.0):
+    out = torch.empty_like(x)
+    out[..., 0::2] = apply_rope(x[..., 0::2], rows, base=base)
+    out[..., 1::2] = apply_rope(x[..., 1::2], columns, base=base)
+    return out
+
+
+def b25_rope2d_full_width_frequencies(x, rows, columns, base=10000.0):
+    dim = x.shape[-1]
+    theta = _theta(dim, base)[: dim // 4]  # the first d/4 frequencies of a d-wide head
+    first, second = x.chunk(2, dim=-1)
+    return torch.cat((apply_rope(first, rows, frequencies=theta), apply_rope(second, columns, frequencies=theta)), -1)
+
+
+def b25_repeat_kv_tiled(kv, num_heads):
+    group = num_heads // kv.shape[-3]
+    reps = [1] * kv.dim()
+    reps[-3] = group
+    return kv.repeat(*reps)
+
+
+def b25_repeat_kv_first_axis(kv, num_heads):
+    return kv.repeat_interleave(num_heads // kv.shape[-3], dim=0)
+
+
+def b25_repeat_kv_count_is_heads(kv, num_heads):
+    return torch.repeat_interleave(kv, num_heads, dim=-3)
+
+
+def b25_decode_one_late(cache_len, num_new):
+    return torch.arange(cache_len + 1, cache_len + num_new + 1)
+
+
+def b25_decode_restart(cache_len, num_new):
+    return torch.arange(num_new)
+
+
+def b25_stream_forward_rotation(cached, window, sinks=4):
+    total = cached.shape[-2]
+    shift = total - window - sinks
+    moved = apply_rope(cached[..., total - window:, :], torch.full((window,), shift))
+    return torch.cat((cached[..., :sinks, :], moved), dim=-2)
+
+
+def b25_stream_four_sinks(cached, window, sinks=4):
+    total = cached.shape[-2]
+    moved = apply_rope(cached[..., -window:, :], torch.full((window,), -(total - window - 4)))
+    return torch.cat((cached[..., :4, :], moved), dim=-2)
+
+
+def b25_stream_shift_off_by_one(cached, window, sinks=4):
+    total = cached.shape[-2]
+    shift = total - window - sinks + 1
+    moved = apply_rope(cached[..., total - window:, :], torch.full((window,), -shift))
+    return torch.cat((cached[..., :sinks, :], moved), dim=-2)
+
+
+def b25_blocks_one_d_ladder(row, column, dim, base=10000.0):
+    theta = base ** (-2 * torch.arange(dim // 4, dtype=torch.float64) / dim)
+    angles = torch.stack((row * theta, column * theta), -1).flatten()
+    blocks = [torch.tensor([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]], dtype=torch.float64)
+              for a in angles.tolist()]
+    return torch.block_diag(*blocks)
+
+
+def b25_blocks_transposed(row, column, dim, base=10000.0):
+    theta = base ** (-4 * torch.arange(dim // 4, dtype=torch.float64) / dim)
+    out = torch.zeros(dim, dim, dtype=torch.float64)
+    for pair, t in enumerate(theta.tolist()):
+        for p, m in enumerate((row, column)):
+            c, s = math.cos(m * t), math.sin(m * t)
+            k = 4 * pair + 2 * p
+            out[k, k], out[k, k + 1], out[k + 1, k], out[k + 1, k + 1] = c, s, -s, c
+    return out
+
+
+def b25_blocks_column_first(row, column, dim, base=10000.0):
+    theta = base ** (-4 * torch.arange(dim // 4, dtype=torch.float64) / dim)
+    angles = torch.stack((column * theta, row * theta), -1).flatten()
+    return torch.block_diag(*[torch.stack([torch.stack([a.cos(), -a.sin()]), torch.stack([a.sin(), a.cos()])])
+                              for a in angles])
+
+
+# --------------------------------------------------------------------------- long range (ch. 7)
+
+def b25_wavelength_no_two_pi(dim, base):
+    return base ** (1 - 2 / dim)
+
+
+def b25_wavelength_last_index_d_over_2(dim, base):
+    return 2 * math.pi * base ** ((dim // 2) * 2 / dim)  # pair d/2, one past the last
+
+
+def b25_expected_sine_sign(cross, offsets, base=10000.0):
+    angles = offsets.double()[:, None] * rope_frequencies(2 * len(cross), base)
+    return (angles.cos() * (cross[:, 0, 0] + cross[:, 1, 1])
+            + angles.sin() * (cross[:, 0, 1] - cross[:, 1, 0])).sum(-1)
+
+
+def b25_expected_trace_only(cross, offsets, base=10000.0):
+    angles = offsets.double()[:, None] * rope_frequencies(2 * len(cross), base)
+    return (angles.cos() * torch.diagonal(cross, dim1=-2, dim2=-1).sum(-1)).sum(-1)
+
+
+def b25_expected_dim_is_pairs(cross, offsets, base=10000.0):
+    theta = base ** (-torch.arange(0, len(cross), 2, dtype=torch.float64) / len(cross))
+    theta = torch.cat((theta, theta))[: len(cross)]
+    angles = offsets.double()[:, None] * theta
+    return (angles.cos() * (cross[:, 0, 0] + cross[:, 1, 1])
+            + angles.sin() * (cross[:, 1, 0] - cross[:, 0, 1])).sum(-1)
+
+
+def _score(query, key, delta, base):
+    return (query[None] * _rope_interleaved(key[None].expand(len(delta), -1), delta, base)).sum(-1)
+
+
+def b25_asym_reversed(query, key, offsets, base=10000.0):
+    delta = offsets.double()
+    return _score(query.double(), key.double(), -delta, base) - _score(query.double(), key.double(), delta, base)
+
+
+def b25_asym_numpy_key_conjugated(query, key, offsets, base=10000.0):
+    q = query.double().numpy()
+    k = key.double().numpy()
+    qc, kc = q[0::2] + 1j * q[1::2], k[0::2] + 1j * k[1::2]
+    eta = qc * np.conj(kc)  # conjugate on the key
+    theta = base ** (-np.arange(0, len(q), 2) / len(q))
+    ang = offsets.double().numpy()[:, None] * theta
+    return torch.from_numpy((eta * np.exp(1j * ang)).real.sum(-1) - (eta * np.exp(-1j * ang)).real.sum(-1))
+
+
+def b25_asym_half_pairs(query, key, offsets, base=10000.0):
+    half = query.shape[-1] // 2
+    qc = torch.complex(query[:half].double(), query[half:].double())
+    kc = torch.complex(key[:half].double(), key[half:].double())
+    eta = qc.conj() * kc
+    angles = offsets.double()[:, None] * rope_frequencies(query.shape[-1], base)
+    return -2 * (eta.imag * angles.sin()).sum(-1)
+
+
+def b25_head_query_opposite(key, target, base=10000.0):
+    return apply_rope(key[None], torch.tensor([-target]), base=base)[0]
+
+
+def b25_head_query_half_layout(key, target, base=10000.0):
+    return apply_rope(key[None], torch.tensor([target]), base=base, layout="half")[0]
+
+
+def b25_head_query_ignores_base(key, target, base=10000.0):
+    return _rope_interleaved(key[None], torch.tensor([float(target)]), 10000.0)[0]
+
+
+def _phi(x):
+    return F.elu(x) + 1
+
+
+def b25_linear_rope_rotated_denominator(q, k, v, base=10000.0):
+    rq, rk = apply_rope(_phi(q), base=base), apply_rope(_phi(k), base=base)
+    num = torch.cumsum(rk[:, :, None] * v[:, None, :], dim=0)
+    den = torch.cumsum(rk, dim=0)
+    return torch.einsum("nd,nde->ne", rq, num) / (rq * den).sum(-1, keepdim=True)
+
+
+def b25_linear_rope_no_feature_map(q, k, v, base=10000.0):
+    rq, rk = apply_rope(q, base=base), apply_rope(k, base=base)
+    state = torch.zeros(q.shape[-1], v.shape[-1], dtype=q.dtype)
+    norm = torch.zeros(q.shape[-1], dtype=q.dtype)
+    out = []
+    for i in range(q.shape[0]):
+        state += torch.outer(rk[i], v[i])
+        norm += k[i]
+        out.append(rq[i] @ state / (q[i] @ norm))
+    return torch.stack(out)
+
+
+def b25_linear_rope_not_causal(q, k, v, base=10000.0):
+    pq, pk = _phi(q), _phi(k)
+    rq, rk = apply_rope(pq, base=base), apply_rope(pk, base=base)
+    return (rq @ (rk.T @ v)) / (pq @ pk.sum(0))[:, None]
+
+
+def b25_linear_rope_excludes_current(q, k, v, base=10000.0):
+    pq, pk = _phi(q), _phi(k)
+    rq, rk = apply_rope(pq, base=base), apply_rope(pk, base=base)
+    state = torch.zeros(q.shape[-1], v.shape[-1], dtype=q.dtype)
+    norm = torch.zeros(q.shape[-1], dtype=q.dtype)
+    out = []
+    for i in range(q.shape[0]):
+        out.append(rq[i] @ state / (pq[i] @ norm))  # before adding key i
+        state = state + torch.outer(rk[i], v[i])
+        norm = norm + pk[i]
+    return torch.stack(out)
+
+
+def b25_unrotate_forward(outputs, positions, base=10000.0):
+    return apply_rope(outputs, positions, base=base)  # R_p, not R_p^T
+
+
+def b25_unrotate_ignores_positions(outputs, positions, base=10000.0):
+    return _rope_interleaved(outputs, -torch.arange(outputs.shape[-2]), base)
+
+
+def b25_unrotate_half_layout(outputs, positions, base=10000.0):
+    return apply_rope(outputs, -positions, base=base, layout="half")
+
+
+# --------------------------------------------------------------------------- trained extrapolation (ch. 8)
+
+def b25_rows_interpolate_endpoint(table, length, option):
+    rows = table.shape[0]
+    if option == "clip":
+        return table[torch.arange(length).clamp(max=rows - 1)]
+    if option == "copy":
+        return table[torch.arange(length) % rows]
+    where = torch.arange(length) * rows / length  # squeezed into [0, L), not [0, L - 1]
+    low = where.floor().long().clamp(max=rows - 2)
+    frac = (where - low)[:, None]
+    return (1 - frac) * table[low] + frac * table[low + 1]
+
+
+def b25_rows_copy_period_short(table, length, option):
+    rows = table.shape[0]
+    if option == "clip":
+        return table[[min(m, rows - 1) for m in range(length)]]
+    if option == "copy":
+        return table[[m % (rows - 1) for m in range(length)]]
+    where = torch.linspace(0, rows - 1, length)
+    low = where.floor().long().clamp(max=rows - 2)
+    frac = (where - low)[:, None]
+    return torch.lerp(table[low], table[low + 1], frac)
+
+
+def b25_rows_interpolate_nearest(table, length, option):
+    rows = table.shape[0]
+    if option == "clip":
+        return table[torch.arange(length).clamp(max=rows - 1)]
+    if option == "copy":
+        return table[torch.arange(length) % rows]
+    return table[torch.linspace(0, rows - 1, length).round().long()]
+
+
+def b25_alibi_at_indices(slopes, positions):
+    idx = torch.arange(len(positions), dtype=torch.float64)
+    return -slopes[:, None, None] * (idx[None, :] - idx[:, None]).abs()
+
+
+def b25_alibi_at_plus(slopes, positions):
+    return slopes.view(-1, 1, 1) * torch.cdist(positions.double()[:, None], positions.double()[:, None])
+
+
+def b25_alibi_at_float16(slopes, positions):
+    p = positions.half()
+    return (-slopes.half()[:, None, None] * (p[None, :] - p[:, None]).abs()).float()
+
+
+def b25_alibi_at_squared(slopes, positions):
+    d = positions[None, :] - positions[:, None]
+    return -slopes[:, None, None] * d * d
+
+
+# --------------------------------------------------------------------------- stretching (ch. 9)
+
+def b25_ntk_no_exponent(dim, base, factor):
+    return (base * factor) ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+
+
+def b25_ntk_inverted_exponent(dim, base, factor):
+    new_base = base * factor ** ((dim - 2) / dim)
+    return 1.0 / new_base ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+
+
+def b25_ntk_also_divided(dim, base, factor):
+    new_base = base * factor ** (dim / (dim - 2))
+    return new_base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim) / factor
+
+
+def b25_dynamic_no_floor(dim, base, factor, original_max_position, seq_len):
+    scale = factor * seq_len / original_max_position - (factor - 1)
+    return (base * scale ** (dim / (dim - 2))) ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+
+
+def b25_dynamic_missing_shift(dim, base, factor, original_max_position, seq_len):
+    scale = factor * max(seq_len, original_max_position) / original_max_position
+    return (base * scale ** (dim / (dim - 2))) ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+
+
+def b25_dynamic_static(dim, base, factor, original_max_position, seq_len):
+    new_base = base * factor ** (dim / (dim - 2))
+    return new_base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+
+
+def b25_dynamic_ratio_only(dim, base, factor, original_max_position, seq_len):
+    scale = max(seq_len / original_max_position, 1.0)
+    return 1 / (base * scale ** (dim / (dim - 2))) ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+
+
+def b25_by_parts_no_two_pi(dim, base, factor, train_len, alpha, beta):
+    theta = rope_frequencies(dim, base)
+    turns = train_len * theta  # radians, not turns
+    kept = ((turns - alpha) / (beta - alpha)).clamp(0, 1)
+    return (1 - kept) * theta / factor + kept * theta
+
+
+def b25_by_parts_ramp_reversed(dim, base, factor, train_len, alpha, beta):
+    theta = rope_frequencies(dim, base)
+    turns = train_len * theta / (2 * math.pi)
+    kept = ((beta - turns) / (beta - alpha)).clamp(0, 1)
+    return (1 - kept) * theta / factor + kept * theta
+
+
+def b25_by_parts_times_factor(dim, base, factor, train_len, alpha, beta):
+    theta = rope_frequencies(dim, base)
+    turns = train_len * theta / (2 * math.pi)
+    kept = torch.clamp((turns - alpha) / (beta - alpha), 0, 1)
+    return (1 - kept) * theta * factor + kept * theta
+
+
+def b25_pi_times_factor(dim, base, factor):
+    return factor * base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+
+
+def b25_pi_ignores_base(dim, base, factor):
+    return 10000.0 ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim) / factor
+
+
+def b25_pi_exponent_index(dim, base, factor):
+    return base ** (-torch.arange(dim // 2, dtype=torch.float64) / dim) / factor
+
+
+def _b25_yarn(dim, base, factor, original_max_position, beta_fast, beta_slow, *, rounding=True, swap=False,
+          flipped=False):
+    theta = base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+
+    def pair_at(turns):
+        return dim * math.log(original_max_position / (2 * math.pi * turns)) / (2 * math.log(base))
+
+    fast, slow = (beta_slow, beta_fast) if swap else (beta_fast, beta_slow)
+    low, high = pair_at(fast), pair_at(slow)
+    if rounding:
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, dim - 1)
+    if low == high:
+        high += 0.001
+    ramp = ((torch.arange(dim // 2, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)
+    if flipped:
+        ramp = 1 - ramp
+    return theta * (1 - ramp) + theta / factor * ramp
+
+
+def b25_yarn_ramp_in_turns(dim, base, factor, original_max_position, beta_fast, beta_slow):
+    theta = base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+    turns = original_max_position * theta / (2 * math.pi)
+    kept = ((turns - beta_slow) / (beta_fast - beta_slow)).clamp(0, 1)  # the paper's ramp, not the code's
+    return kept * theta + (1 - kept) * theta / factor
+
+
+def b25_yarn_no_rounding(dim, base, factor, original_max_position, beta_fast, beta_slow):
+    return _b25_yarn(dim, base, factor, original_max_position, beta_fast, beta_slow, rounding=False)
+
+
+def b25_yarn_betas_swapped(dim, base, factor, original_max_position, beta_fast, beta_slow):
+    return _b25_yarn(dim, base, factor, original_max_position, beta_fast, beta_slow, swap=True)
+
+
+def b25_yarn_ramp_flipped(dim, base, factor, original_max_position, beta_fast, beta_slow):
+    return _b25_yarn(dim, base, factor, original_max_position, beta_fast, beta_slow, flipped=True)
+
+
+HELDOUT_BATCH_25 = [
+    Heldout("check_attention", "scores divided by sqrt of the number of keys", b25_attention_scale_by_length,
+            ("scale", "sqrt(d", "√d", "temperature", "scaling")),
+    Heldout("check_attention", "mask ignored", b25_attention_mask_ignored,
+            ("mask", "masked", "-inf", "future")),
+    Heldout("check_attention", "weights returned as log-probabilities", b25_attention_log_softmax,
+            ("log", "sum to 1", "sum to one", "negative", "probabilit")),
+    Heldout("check_cross_attention", "values projected with W_Q", b25_cross_values_from_queries,
+            ("W_V", "value projection", "values projected", "w_v")),
+    Heldout("check_cross_attention", "keys projected with W_Q", b25_cross_keys_with_wq,
+            ("W_K", "key projection", "keys projected", "w_k")),
+    Heldout("check_cross_attention", "scaled by the model width, not the head width",
+            b25_cross_scale_model_width, ("scale", "d_h", "sqrt", "√", "head width")),
+    Heldout("check_position_recovery", "floor instead of round", b25_recovery_floor,
+            ("floor", "nearest", "round")),
+    Heldout("check_position_recovery", "forgot the - 1", b25_recovery_no_minus_one,
+            ("off by one", "one too", "by one", "minus one", "the - 1")),
+    Heldout("check_position_parameter_counts", "part 2 counts the token part of the map too",
+            b25_counts_whole_map, ("token", "whole", "(d + N)", "d + N", "only the position")),
+    Heldout("check_position_parameter_counts", "part 3 counts the whole projections",
+            b25_counts_whole_projections, ("token", "whole", "extra", "d + N", "only the position")),
+    Heldout("check_decayed_rows", "learning rate left out of the decay", b25_decay_without_lr,
+            ("learning rate", "missing factor", "without lr", "lr is missing", "ignores lr")),
+    Heldout("check_decayed_rows", "linear instead of compounded decay", b25_decay_linear,
+            ("linear", "compound", "power", "1 - T")),
+    Heldout("check_decayed_rows", "one step short", b25_decay_one_step_short,
+            ("off by one", "steps - 1", "one step", "T - 1")),
+    Heldout("check_padded_positions", "padding id hard-coded to 1", b25_padded_hard_coded_pad,
+            ("hard-coded", "hard coded", "ignores", "padding index", "other padding")),
+    Heldout("check_padded_positions", "pads get the running count", b25_padded_pads_counted,
+            ("pads", "padding tokens", "padding positions", "padding slots", "padding gets")),
+    Heldout("check_padded_positions", "first real token gets padding_idx", b25_padded_start_at_pad,
+            ("off by one", "start", "first real", "padding_idx + 1", "one too")),
+    Heldout("check_sinusoidal", "sines then cosines", b25_sin_concatenated,
+            ("interleav", "layout", "concatenat", "sines first", "sines then")),
+    Heldout("check_sinusoidal", "exponent l/d instead of 2l/d", b25_sin_exponent_l_over_d,
+            ("exponent", "2l/d", "2ℓ/d", "2l / d", "frequenc")),
+    Heldout("check_sinusoidal", "angles in float32", b25_sin_float32_angles,
+            ("float32", "precision", "float64")),
+    Heldout("check_sinusoidal", "cosine before sine", b25_sin_cos_first,
+            ("cos", "swap", "order", "sine and cosine")),
+    Heldout("check_concatenated_sinusoidal", "exponent over d/2, not d/2 - 1", b25_t2t_half_denominator,
+            ("d/2 - 1", "half - 1", "exponent", "ladder", "denominator")),
+    Heldout("check_concatenated_sinusoidal", "interleaved layout", b25_t2t_interleaved,
+            ("concatenat", "layout", "interleav", "sines first")),
+    Heldout("check_concatenated_sinusoidal", "cosines first", b25_t2t_cos_then_sin,
+            ("cos", "order", "sines first", "swap")),
+    Heldout("check_t5_bucket", "future keys in the lower half", b25_t5_direction_flipped,
+            ("sign", "direction", "positive", "negative", "upper half", "future")),
+    Heldout("check_t5_bucket", "causal buckets count the future", b25_t5_causal_future,
+            ("past", "future", "direction", "sign")),
+    Heldout("check_t5_bucket", "log of max_distance, not of max_distance / max_exact", b25_t5_log_of_max_distance,
+            ("log", "max_exact", "denominator", "logarithm")),
+    Heldout("check_t5_bucket", "far offsets not clamped to the last bucket", b25_t5_no_last_bucket_clamp,
+            ("clamp", "last bucket", "overflow", "num_buckets - 1", "beyond max_distance")),
+    Heldout("check_t5_bucket", "32 buckets hard-coded", b25_t5_hard_coded_32,
+            ("hard-coded", "hard coded", "ignores", "bucket count", "number of buckets")),
+    Heldout("check_alibi_bias_from_slopes", "i - j instead of j - i", b25_alibi_slopes_sign,
+            ("sign", "i - j", "flipped", "positive", "negative")),
+    Heldout("check_alibi_bias_from_slopes", "slopes recomputed from the rule", b25_alibi_slopes_recomputed,
+            ("ignores", "slopes given", "slopes passed", "recomput", "own slopes")),
+    Heldout("check_alibi_bias_from_slopes", "bias built in float16", b25_alibi_slopes_half,
+            ("float16", "half precision", "precision")),
+    Heldout("check_reversal_gap", "features reversed, not positions", b25_reversal_features_flipped,
+            ("axis", "feature", "column", "last dim", "dimension")),
+    Heldout("check_reversal_gap", "mean instead of max", b25_reversal_mean,
+            ("mean", "max", "largest", "average")),
+    Heldout("check_reversal_gap", "output not reversed back", b25_reversal_output_not_reversed,
+            ("reverse the output", "output reversed", "not reversed back", "J layer", "invarian", "equivarian")),
+    Heldout("check_shaw_index", "query_offset ignored", b25_shaw_ignores_offset,
+            ("query offset", "query_offset", "ignores", "cached")),
+    Heldout("check_shaw_index", "i - j instead of j - i", b25_shaw_i_minus_j,
+            ("sign", "i - j", "mirror", "reversed", "transpos")),
+    Heldout("check_shaw_index", "shift before the clip", b25_shaw_shift_then_clip,
+            ("shift then clip", "clip before", "before the shift", "negative", "out of range")),
+    Heldout("check_shaw_index", "offset added to the keys", b25_shaw_offset_on_keys,
+            ("query offset", "query_offset", "keys", "wrong side", "sign")),
+    Heldout("check_relative_shift", "the square skew, no memory", b25_relshift_square_skew,
+            ("memory", "L_k", "Lk", "square", "skew")),
+    Heldout("check_relative_shift", "padded on the right", b25_relshift_pad_right,
+            ("pad", "left", "right")),
+    Heldout("check_relative_shift", "row r rolled by r", b25_relshift_roll_wrong_way,
+            ("wrong direction", "reversed", "Lq - 1 - r", "L_q - 1", "last row", "roll")),
+    Heldout("check_alibi_slopes", "one geometric sequence for every head count", b25_alibi_rule_no_power_of_two,
+            ("power of two", "power of 2", "non-power", "interleav")),
+    Heldout("check_alibi_slopes", "halving slopes", b25_alibi_rule_halving,
+            ("exponent", "8/n", "ratio", "2^(-8", "geometric")),
+    Heldout("check_alibi_slopes", "first slope 1", b25_alibi_rule_from_zero,
+            ("off by one", "start", "first slope", "h = 1", "slope 1")),
+    Heldout("check_apply_rope", "half layout", b25_rope_half_layout,
+            ("layout", "interleav", "half layout", "rotate_half", "l + d/2")),
+    Heldout("check_apply_rope", "base ignored", b25_rope_ignores_base,
+            ("ignores", "hard-coded", "hard coded", "10000")),
+    Heldout("check_apply_rope", "angles in float32", b25_rope_float32_angles,
+            ("float32", "precision", "float64")),
+    Heldout("check_apply_rope", "complex, turned clockwise", b25_rope_complex_conjugate,
+            ("direction", "sign", "clockwise", "transpos", "inverse", "R_{-m}", "R_-m", "conjugat")),
+    Heldout("check_apply_rope_2d", "rows and columns swapped", b25_rope2d_swapped,
+            ("swap", "exchang", "columns first", "rows and columns")),
+    Heldout("check_apply_rope_2d", "even and odd coordinates as the halves", b25_rope2d_even_odd_halves,
+            ("halves", "first half", "chunk", "split", "interleav")),
+    Heldout("check_apply_rope_2d", "frequencies of the full width", b25_rope2d_full_width_frequencies,
+            ("frequenc", "d/2", "half the dimension", "dimension", "width")),
+    Heldout("check_repeat_kv", "repeat instead of repeat_interleave", b25_repeat_kv_tiled,
+            ("repeat_interleave", "group", "tile", "order", "consecutive")),
+    Heldout("check_repeat_kv", "repeated along the first axis", b25_repeat_kv_first_axis,
+            ("axis", "head axis", "dim", "batch")),
+    Heldout("check_repeat_kv", "each head repeated num_heads times", b25_repeat_kv_count_is_heads,
+            ("too many", "group size", "num_heads //", "count", "h / h_kv")),
+    Heldout("check_decode_positions", "starts one after the cache length", b25_decode_one_late,
+            ("off by one", "one late", "start", "+ 1")),
+    Heldout("check_decode_positions", "restarts at 0", b25_decode_restart,
+            ("restart", "from 0", "at 0", "continue", "cache length")),
+    Heldout("check_streaming_cache", "window rotated forward", b25_stream_forward_rotation,
+            ("sign", "direction", "forward", "back", "opposite")),
+    Heldout("check_streaming_cache", "four sinks hard-coded", b25_stream_four_sinks,
+            ("hard-coded", "hard coded", "ignores", "number of sinks", "sink count")),
+    Heldout("check_streaming_cache", "shift one too many", b25_stream_shift_off_by_one,
+            ("off by one", "by one", "one too")),
+    Heldout("check_rope_matrix_2d_blocks", "the 1-D ladder b^(-2l/d)", b25_blocks_one_d_ladder,
+            ("4l/d", "4ℓ/d", "exponent", "frequenc", "θ'")),
+    Heldout("check_rope_matrix_2d_blocks", "blocks transposed", b25_blocks_transposed,
+            ("transpos", "sign", "direction", "clockwise", "inverse")),
+    Heldout("check_rope_matrix_2d_blocks", "column pair first", b25_blocks_column_first,
+            ("swap", "row and column", "exchang", "order")),
+    Heldout("check_slowest_wavelength", "2π left out", b25_wavelength_no_two_pi,
+            ("2π", "2 pi", "2*pi", "angular", "radians")),
+    Heldout("check_slowest_wavelength", "one pair past the last", b25_wavelength_last_index_d_over_2,
+            ("exponent", "1 - 2/d", "off by one", "last pair", "d/2 - 1")),
+    Heldout("check_expected_score", "sine term with the wrong sign", b25_expected_sine_sign,
+            ("sign", "C_10 - C_01", "antisymmetric", "sine term", "flipped")),
+    Heldout("check_expected_score", "sine term dropped", b25_expected_trace_only,
+            ("sine", "antisymmetric", "odd", "off-diagonal", "trace only")),
+    Heldout("check_expected_score", "frequencies for d/2 dimensions", b25_expected_dim_is_pairs,
+            ("dimension", "frequenc", "2 * len", "number of pairs", "d/2")),
+    Heldout("check_score_asymmetry", "s(-δ) - s(δ)", b25_asym_reversed,
+            ("sign", "s(-δ) - s(δ)", "reversed", "negat", "opposite")),
+    Heldout("check_score_asymmetry", "conjugate on the key (numpy)", b25_asym_numpy_key_conjugated,
+            ("sign", "conjugat", "reversed", "negat", "opposite")),
+    Heldout("check_score_asymmetry", "pairs taken from the two halves", b25_asym_half_pairs,
+            ("pairing", "interleav", "half layout", "layout", "l + d/2")),
+    Heldout("check_positional_head_query", "rotated by -target", b25_head_query_opposite,
+            ("sign", "direction", "opposite", "mirror", "+3")),
+    Heldout("check_positional_head_query", "half layout", b25_head_query_half_layout,
+            ("layout", "interleav", "half layout", "rotate_half", "l + d/2")),
+    Heldout("check_positional_head_query", "base ignored", b25_head_query_ignores_base,
+            ("ignores", "hard-coded", "hard coded", "10000")),
+    Heldout("check_linear_rope_attention", "rotated denominator", b25_linear_rope_rotated_denominator,
+            ("denominator", "normalis", "normaliz", "unrotated")),
+    Heldout("check_linear_rope_attention", "no feature map", b25_linear_rope_no_feature_map,
+            ("phi", "φ", "elu", "feature map")),
+    Heldout("check_linear_rope_attention", "sums over all keys", b25_linear_rope_not_causal,
+            ("causal", "future", "j ≤ i", "j <= i", "later keys")),
+    Heldout("check_linear_rope_attention", "key i added after its query", b25_linear_rope_excludes_current,
+            ("j = i", "diagonal", "current key", "itself", "one key late", "empty")),
+    Heldout("check_unrotated_outputs", "rotated forward", b25_unrotate_forward,
+            ("sign", "direction", "R_p^T", "transpos", "inverse", "forward")),
+    Heldout("check_unrotated_outputs", "positions ignored", b25_unrotate_ignores_positions,
+            ("ignores", "positions given", "arange", "default positions", "0, 1, 2")),
+    Heldout("check_unrotated_outputs", "half layout", b25_unrotate_half_layout,
+            ("layout", "interleav", "half layout", "rotate_half", "l + d/2")),
+    Heldout("check_extended_rows", "interpolation onto [0, L)", b25_rows_interpolate_endpoint,
+            ("endpoint", "L - 1", "last row", "off by one", "end")),
+    Heldout("check_extended_rows", "copy with period L - 1", b25_rows_copy_period_short,
+            ("period", "modulo", "mod", "off by one", "L - 1")),
+    Heldout("check_extended_rows", "nearest row, not linear interpolation", b25_rows_interpolate_nearest,
+            ("linear", "nearest", "round", "blend")),
+    Heldout("check_alibi_bias_at_positions", "indices instead of positions", b25_alibi_at_indices,
+            ("ignores", "index", "indices", "real positions", "arange")),
+    Heldout("check_alibi_bias_at_positions", "minus sign missing", b25_alibi_at_plus,
+            ("sign", "minus", "negative", "penalty", "positive")),
+    Heldout("check_alibi_bias_at_positions", "float16", b25_alibi_at_float16,
+            ("float16", "half precision", "precision")),
+    Heldout("check_alibi_bias_at_positions", "squared distance", b25_alibi_at_squared,
+            ("absolute", "square", "linear in", "|p_j - p_i|", "quadratic")),
+    Heldout("check_ntk_frequencies", "base times s, no exponent", b25_ntk_no_exponent,
+            ("d/(d-2)", "d / (d - 2)", "exponent")),
+    Heldout("check_ntk_frequencies", "exponent (d-2)/d", b25_ntk_inverted_exponent,
+            ("d/(d-2)", "d / (d - 2)", "exponent", "inverted")),
+    Heldout("check_ntk_frequencies", "also divided by s", b25_ntk_also_divided,
+            ("divided", "interpolat", "pair 0", "fastest pair", "position interpolation")),
+    Heldout("check_dynamic_ntk_frequencies", "no floor at the training length", b25_dynamic_no_floor,
+            ("short", "max(", "below", "shorter", "never shrink", "training length")),
+    Heldout("check_dynamic_ntk_frequencies", "scale without - (s - 1)", b25_dynamic_missing_shift,
+            ("s - 1", "factor - 1", "scale formula", "at L", "- (s")),
+    Heldout("check_dynamic_ntk_frequencies", "static NTK, length ignored", b25_dynamic_static,
+            ("static", "current length", "dynamic", "ignores", "seq_len")),
+    Heldout("check_dynamic_ntk_frequencies", "scale n / L, factor ignored", b25_dynamic_ratio_only,
+            ("ignores the factor", "ignores", "s_n", "without s", "factor s")),
+    Heldout("check_llama3_frequencies", "turns without 2π", b25_by_parts_no_two_pi,
+            ("2π", "2 pi", "wavelength", "turns", "radians")),
+    Heldout("check_llama3_frequencies", "ramp reversed", b25_by_parts_ramp_reversed,
+            ("ramp", "reversed", "direction", "kept", "slow pairs", "fast pairs")),
+    Heldout("check_llama3_frequencies", "multiplied by s", b25_by_parts_times_factor,
+            ("multipl", "divide", "/ s", "faster", "wrong way")),
+    Heldout("check_pi_frequencies", "multiplied by s", b25_pi_times_factor,
+            ("multipl", "divide", "wrong way", "faster", "inverse")),
+    Heldout("check_pi_frequencies", "base ignored", b25_pi_ignores_base,
+            ("ignores", "hard-coded", "hard coded", "10000")),
+    Heldout("check_pi_frequencies", "exponent l/d", b25_pi_exponent_index,
+            ("exponent", "2l/d", "2ℓ/d", "2l / d", "index")),
+    Heldout("check_yarn_frequencies", "ramp linear in the turns (paper)", b25_yarn_ramp_in_turns,
+            ("pair index", "index", "linear in", "turns", "paper")),
+    Heldout("check_yarn_frequencies", "ramp ends not rounded", b25_yarn_no_rounding,
+            ("round", "floor", "ceil", "integer")),
+    Heldout("check_yarn_frequencies", "beta_fast and beta_slow swapped", b25_yarn_betas_swapped,
+            ("swap", "beta_fast", "β_fast", "exchang", "reversed")),
+    Heldout("check_yarn_frequencies", "ramp flipped", b25_yarn_ramp_flipped,
+            ("reversed", "flipped", "fast pairs", "kept", "direction")),
+]
+
+
 _ECHOES = (
     re.compile(r"first wrong entry of .*? at index [^:]*: expected \S+, got \S+"),
     re.compile(r"should return \S+, yours returned \S+"),
@@ -6780,6 +7753,7 @@ BATCHES: list[tuple[str, list[Heldout]]] = [
     ("batch 22 (written in the fourth pass, measured once, then generalised from)", HELDOUT_BATCH_22),
     ("batch 23 (written in the fourth pass, measured once, then generalised from)", HELDOUT_BATCH_23),
     ("batch 24 (written in the fourth pass, measured once, then generalised from)", HELDOUT_BATCH_24),
+    ("batch 25 (written blind by a separate session in the fifth pass, measured once)", HELDOUT_BATCH_25),
 ]
 
 

@@ -5,7 +5,9 @@ hold in every chapter, and removing the solutions removes all of them and nothin
 
 The last part checks a built student edition and runs when ``STUDENT_DIR`` names one
 (``make student-test`` sets it): its pages contain no solution text but every exercise, and its
-handout notebooks are the ones the build executed.
+handout notebooks are the ones the build executed. With ``STUDENT_ZH_SITE`` (``make
+student-zh-test``), the same for the Chinese student site, whose solutions' evidence is their
+Chinese text, and that its pages are the Chinese of the student notebooks.
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ import nbformat
 import pytest
 import yaml
 from bookkit import exercise_catalog as catalog
-from bookkit import student_edition
+from bookkit import i18n, i18n_notebooks, student_edition
 
 ROOT = Path(__file__).resolve().parent.parent
 
 CHAPTERS = catalog.read_book(ROOT, ROOT / "_toc.yml")
 STUDENT_DIR = os.environ.get("STUDENT_DIR")
+STUDENT_ZH_SITE = os.environ.get("STUDENT_ZH_SITE")
 
 
 def _notebook(cells: list[tuple[str, str, list[str]]]) -> nbformat.NotebookNode:
@@ -144,8 +147,17 @@ def test_the_student_configuration_names_the_edition_and_drops_launch_buttons() 
     config = student_edition.student_config((ROOT / "_config.yml").read_text(encoding="utf-8"))
     assert "(student edition)" in config
     assert "launch_buttons" not in config and "colab" not in config
-    # there is no Chinese student site for the language link to open
-    assert yaml.safe_load(config)["sphinx"]["config"]["language_links"] is False
+    # the language links lead to the Chinese student site (make student-zh), as the full sites' do
+    assert yaml.safe_load(config)["sphinx"]["config"].get("language_links", True) is True
+
+
+def test_the_chinese_student_configuration_is_the_student_one_in_chinese(tmp_path: Path) -> None:
+    config = yaml.safe_load(student_edition.student_config((ROOT / "_config.yml").read_text(encoding="utf-8")))
+    chinese = i18n.chinese_config(config, tmp_path, tmp_path / "cache", student=True)
+    assert chinese["title"] == f"{i18n.TITLE}（{i18n.STUDENT_NOTE}）"
+    assert chinese["sphinx"]["config"]["language"] == i18n.LANGUAGE
+    assert chinese["execute"]["cache"] == str((tmp_path / "cache").resolve())
+    assert "launch_buttons" not in chinese
 
 
 # ---- the chapters ------------------------------------------------------------------------------------
@@ -259,6 +271,74 @@ def test_handout_notebooks_are_the_executed_student_notebooks(chapter: catalog.C
     assert _sources(handout) == _sources(built)
     assert all(not cell.get("outputs") for cell in handout.cells if cell.cell_type == "code")
     assert not any("solution" in cell.metadata.get("tags", []) for cell in handout.cells)
+
+
+# ---- a built Chinese student edition (make student-zh-test) -------------------------------------------
+
+needs_chinese_student_build = pytest.mark.skipif(
+    STUDENT_ZH_SITE is None, reason="set STUDENT_ZH_SITE to a built Chinese student site"
+)
+# A run of Chinese text between markup, code, formulas and numbers: what a page shows as written.
+CHINESE_RUN = re.compile(r"[\u3400-\u9fff，。、；：（）“”！？]{12,}")
+
+
+def _chinese_runs(notebook: nbformat.NotebookNode) -> set[str]:
+    return {run for source in _sources(notebook) for run in CHINESE_RUN.findall(source)}
+
+
+def _chinese_chapter(chapter: catalog.Chapter) -> tuple[set[str], set[str]]:
+    """The Chinese runs of the chapter's student notebook, and those that occur only in its solutions."""
+    po = i18n.LOCALE_DIR / i18n.LANGUAGE / "LC_MESSAGES" / f"{chapter.docname}.po"
+    notebook = ROOT / f"{chapter.docname}.ipynb"
+    translated = i18n_notebooks.translate_notebook(notebook, i18n_notebooks.translations(po)).notebook
+    stripped, _ = catalog.strip_solutions(translated)
+    kept = _chinese_runs(stripped)
+    kept_text = "\n".join(_sources(stripped))
+    return kept, {run for run in _chinese_runs(translated) - kept if run not in kept_text}
+
+
+@needs_chinese_student_build
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda chapter: chapter.docname)
+def test_chinese_student_pages_are_chinese_with_the_exercises_and_no_solution(chapter: catalog.Chapter) -> None:
+    page = Path(STUDENT_ZH_SITE or "") / f"{chapter.docname}.html"
+    source = page.read_text(encoding="utf-8")
+    assert '<html lang="zh-CN"' in source
+    for exercise in chapter.exercises:
+        assert f'id="{exercise.label}"' in source, f"{exercise.label} is missing from the Chinese student page"
+    assert 'class="solution' not in source and "solution-title" not in source and 'id="sol-' not in source
+    text = _page_text(page)
+    kept, evidence = _chinese_chapter(chapter)
+    assert len(evidence) >= len(chapter.exercises), "too little Chinese solution text to test for leaks"
+    leaked = sorted(run for run in evidence if run in text)
+    assert leaked == [], f"Chinese solution text on the Chinese student page: {leaked[:3]}"
+    # The page is the Chinese of the student notebook: its Chinese text is there (measured: every
+    # run of every chapter; and every run of the evidence is on the full Chinese site's page).
+    shown = sum(run in text for run in kept)
+    assert shown >= 0.9 * len(kept), f"only {shown} of the {len(kept)} Chinese runs of the notebook are on the page"
+    for solution_line in _solution_lines(chapter):
+        assert solution_line not in text, f"English solution text on the Chinese student page: {solution_line!r}"
+
+
+@needs_chinese_student_build
+def test_every_chinese_student_page_is_chinese_and_the_two_student_sites_link_to_each_other() -> None:
+    site = Path(STUDENT_ZH_SITE or "")
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) >= len(CHAPTERS)
+    for page in pages:
+        source = page.read_text(encoding="utf-8")
+        assert not re.search(r'id="sol-', source), page
+        if page.name in ("index.html", "search.html", "genindex.html") or "<article" not in source:
+            continue
+        assert '<html lang="zh-CN"' in source, page
+        assert f"{i18n.TITLE}（{i18n.STUDENT_NOTE}）" in source, page
+        # the language link leads to the same page of the English student site, one folder up
+        english = Path(os.path.relpath(page, site)).as_posix()
+        href = "../" * english.count("/") + "../" + english
+        assert f'hreflang="en" href="{href}"' in source, page
+        assert (site.parent / english).is_file(), f"{english} is not in the English student site"
+        # and the English student page links back to it
+        back = "../" * english.count("/") + f"zh/{english}"
+        assert f'hreflang="zh-CN" href="{back}"' in (site.parent / english).read_text(encoding="utf-8"), english
 
 
 # ---- checker coverage and the wiring of checker cells ----------------------------------------------------

@@ -18,7 +18,7 @@ import pytest
 import yaml
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import write_po
-from bookkit import i18n, i18n_glue, i18n_sphinx, language_links, zh_search
+from bookkit import i18n, i18n_glue, i18n_sphinx, language_links, pdf, zh_search
 from myst_nb.ext.glue import GLUE_PREFIX
 
 from posenc.interactive import interactive_figure
@@ -258,6 +258,41 @@ def test_format_flags_are_dropped_so_msgfmt_accepts_a_correct_translation(tmp_pa
         assert subprocess.run([msgfmt, "-c", "-o", os.devnull, str(path)], capture_output=True).returncode == 0
 
 
+
+def test_a_message_that_comes_back_gets_its_translation_back_and_no_duplicate(tmp_path: Path) -> None:
+    """sphinx-intl keeps a removed message's translation as obsolete (#~), and when the message
+    returns adds it untranslated beside it: msgfmt -c rejects the duplicate. unflag (make i18n)
+    drops the obsolete entry and gives its translation back to the message."""
+    pot_dir, locale = tmp_path / "pot", tmp_path / "locale"
+    po = locale / "zh_CN" / "LC_MESSAGES" / "book" / "intro.po"
+    returning, gone = "A paragraph that leaves and comes back.", "A paragraph gone for good."
+
+    def update(english: list[str]) -> None:
+        write_catalog(pot_dir / "book" / "intro.pot", {message: ("", False) for message in english})
+        sphinx_intl = Path(sys.executable).with_name("sphinx-intl")
+        command = [str(sphinx_intl), "update", "-p", str(pot_dir), "-d", str(locale), "-l", "zh_CN", "-w", "0"]
+        subprocess.run(command, check=True, capture_output=True)
+
+    update([TITLE, returning, gone])
+    write_catalog(
+        po, {TITLE: ("入门", False), returning: ("一段离开又回来的话。", False), gone: ("一去不返的一段话。", False)}
+    )
+    update([TITLE])
+    update([TITLE, returning])
+    assert po.read_text(encoding="utf-8").count(f'msgid "{returning}"') == 2  # what sphinx-intl leaves
+    msgfmt = shutil.which("msgfmt")
+    if msgfmt:
+        assert subprocess.run([msgfmt, "-c", "-o", os.devnull, str(po)], capture_output=True).returncode != 0
+    assert i18n.unflag(locale) == [po]
+    catalog = i18n.load(po)
+    assert catalog.get(returning).string == "一段离开又回来的话。" and not catalog.get(returning).fuzzy
+    assert catalog.get(TITLE).string == "入门"
+    assert list(catalog.obsolete) == [gone]  # an obsolete message that did not come back stays
+    assert po.read_text(encoding="utf-8").count(f'msgid "{returning}"') == 1
+    assert i18n.unflag(locale) == []
+    if msgfmt:
+        assert subprocess.run([msgfmt, "-c", "-o", os.devnull, str(po)], capture_output=True).returncode == 0
+
 # A one-page book with every kind of text Sphinx alone misses: a Markdown table, an exercise title, a
 # code cell's figure caption and alt text (mystnb metadata), an interactive figure's alt= text and a
 # {glue:figure} caption.
@@ -361,6 +396,42 @@ def test_chinese_config_has_chinese_search_and_the_glue_extension(tmp_path: Path
     assert language_links.__name__ in config["sphinx"]["local_extensions"]
     assert language_links.__name__ in changed["sphinx"]["local_extensions"]
     assert "html_search_options" not in i18n.chinese_config(config, ROOT, tmp_path / "cache")["sphinx"]["config"]
+
+
+# ---- the Chinese PDF's own pages (bookkit.pdf; the printed PDF itself: tests/test_pdf.py -k chinese) --
+
+
+def test_the_chinese_pdf_takes_its_part_titles_from_the_root_document_catalog(tmp_path: Path) -> None:
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    assert pdf.caption_translations(config, ROOT / "_toc.yml")["Reference"] == "Reference"  # English as it is
+    root = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))["root"]
+    captions = {part for part, _ in pdf.toc_documents(ROOT / "_toc.yml") if part}
+    write_catalog(
+        tmp_path / "locale" / "zh_CN" / "LC_MESSAGES" / f"{root}.po",
+        {caption: (f"第{index}部分", False) for index, caption in enumerate(sorted(captions))},
+    )
+    chinese = i18n.chinese_config(config, ROOT, tmp_path / "cache", tmp_path / "locale")
+    translated = pdf.caption_translations(chinese, ROOT / "_toc.yml")
+    assert translated == {caption: f"第{index}部分" for index, caption in enumerate(sorted(captions))}
+    # a caption without a current translation stops the PDF rather than printing English
+    write_catalog(
+        tmp_path / "locale" / "zh_CN" / "LC_MESSAGES" / f"{root}.po",
+        {caption: ("入门", caption == TITLE) for caption in captions},
+    )
+    with pytest.raises(ValueError, match=TITLE):
+        pdf.caption_translations(chinese, ROOT / "_toc.yml")
+
+
+def test_the_chinese_pdf_front_matter_is_chinese() -> None:
+    entries = [("", "注意力中的位置", 3), ("第一部分：问题", "1. 自注意力的置换等变性", 46)]
+    page = pdf._front_matter_html(i18n.TITLE, i18n.AUTHOR, "full", entries, i18n.LANGUAGE)
+    assert '<html lang="zh-CN">' in page  # Chromium draws the Simplified Chinese forms
+    words = pdf.WORDS[i18n.LANGUAGE]
+    for chinese in (i18n.TITLE, i18n.AUTHOR, words.contents, words.full_edition, "第一部分：问题"):
+        assert chinese in page
+    english = pdf.WORDS["en"]
+    assert english.contents not in page and english.full_edition not in page and "Printed" not in page
+    assert words.student_edition in pdf._front_matter_html(i18n.TITLE, i18n.AUTHOR, "student", entries, i18n.LANGUAGE)
 
 
 def test_the_search_words_are_the_glossary_terms_jieba_can_keep_whole(tmp_path: Path) -> None:

@@ -17,8 +17,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import yaml
 from bookkit import exercise_catalog as catalog
-from bookkit.pdf import SOLUTIONS_HEADING, toc_documents
+from bookkit import i18n
+from bookkit.i18n_notebooks import translations
+from bookkit.pdf import SOLUTIONS_HEADING, WORDS, toc_documents
 from pypdf import PdfReader
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -213,6 +216,47 @@ def _fonts(page: object) -> set[str]:
     return names
 
 
+def _shows(text: str, chinese: str) -> bool:
+    """Whether ``text`` (squeezed) holds ``chinese`` as extracted from the PDF, where a character may
+    come out as its twin in the CJK Radicals Supplement, 门 as ⻔ (no Unicode normalization undoes it)."""
+    pattern = "".join(
+        f"[{re.escape(char)}\u2e80-\u2eff]" if CJK.match(char) else re.escape(char) for char in _squeezed(chinese)
+    )
+    return re.search(pattern, text) is not None
+
+
+def _chinese_parts() -> dict[str, str]:
+    """The part captions of ``_toc.yml`` in Chinese, by English caption: the root document's catalog
+    holds them (the Chinese site's sidebar shows them from it)."""
+    root = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))["root"]
+    catalog_ = translations(i18n.LOCALE_DIR / i18n.LANGUAGE / "LC_MESSAGES" / f"{root}.po")
+    return {part: catalog_[part] for part, _ in toc_documents(ROOT / "_toc.yml") if part}
+
+
+@chinese
+def test_the_chinese_edition_has_a_chinese_title_page_contents_and_part_titles() -> None:
+    name = CHINESE or ""
+    reader = _reader(name)
+    pages = _pages(name)
+    outline = reader.outline
+    first_document = reader.get_destination_page_number(_flat(outline)[0])
+    cover, contents = _squeezed(pages[0]), _squeezed("\n".join(pages[1:first_document]))
+    english, chinese = WORDS["en"], WORDS[i18n.LANGUAGE]
+    assert _shows(cover, i18n.TITLE) and _shows(cover, i18n.AUTHOR) and _shows(cover, chinese.full_edition)
+    assert _shows(contents, chinese.contents)
+    for words in (english.contents, english.full_edition, "Printed from", "Position in Attention"):
+        assert _squeezed(words) not in cover + contents, f"{name}: {words!r} on the title page or in the contents"
+    parts = _chinese_parts()
+    # The outline's top level: the root page, then each part with its pages beneath it.
+    top = [item.title for item in outline if not isinstance(item, list)]
+    assert top[1:] == list(dict.fromkeys(parts.values())), f"{name}: the outline's parts are {top[1:]}"
+    for english_part, chinese_part in parts.items():
+        assert _shows(contents, chinese_part), f"{name}: part {chinese_part!r} is not in the contents"
+        assert _squeezed(english_part) not in contents, f"{name}: the English part {english_part!r} is in the contents"
+    text = _squeezed("".join(pages))
+    assert _shows(text, chinese.solutions) and _squeezed(SOLUTIONS_HEADING) not in text
+
+
 @chinese
 def test_the_chinese_edition_has_every_page_in_the_outline_and_chinese_text() -> None:
     name = CHINESE or ""
@@ -221,7 +265,7 @@ def test_the_chinese_edition_has_every_page_in_the_outline_and_chinese_text() ->
     assert 150 <= len(pages) <= 1500, f"{name} has {len(pages)} pages"
     outline = _flat(reader.outline)
     toc = toc_documents(ROOT / "_toc.yml")
-    parts = {part for part, _ in toc if part}
+    parts = set(_chinese_parts().values())
     assert len(outline) == len(parts) + len(toc)
     chapters = [item for item in outline if item.title not in parts]
     untitled = [item.title for item in chapters if not CJK.search(item.title) and item.title != "API reference"]

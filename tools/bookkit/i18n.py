@@ -3,7 +3,10 @@
     python -m bookkit.i18n config _build/i18n/_config.yml     # the gettext build's configuration
     python -m bookkit.i18n check --pot _build/i18n/_build/gettext [--only book/intro ...]
     python -m bookkit.i18n zh-config _build/zh/_config.yml --cache _build/.jupyter_cache   # make book-zh
-    python -m bookkit.i18n unflag locale     # after sphinx-intl update (make i18n): no format flags
+    python -m bookkit.i18n zh-config _build/student/zh/_config.yml --source _build/student/source \
+        --cache _build/student/_build/.jupyter_cache --edition student                 # make student-zh
+    python -m bookkit.i18n unflag locale     # after sphinx-intl update (make i18n): no format flags,
+                                             # no obsolete duplicate of a current message
 
 The Chinese edition is not a second copy of the sources: Sphinx's gettext builder extracts every
 paragraph, heading, caption and admonition of the English book as a *message* (``make i18n``, with
@@ -35,6 +38,8 @@ from pathlib import Path
 import yaml
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po
+
+from bookkit.i18n_tidy import unflag
 
 LANGUAGE = "zh_CN"
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,6 +81,11 @@ NODES_EXTENSION = "bookkit.i18n_nodes"
 # The branch that holds the Chinese notebooks (bookkit.i18n_notebooks), published by the GitHub
 # workflow from what make test built: the Chinese site's Colab and Binder buttons open it.
 ZH_NOTEBOOKS_BRANCH = "zh-notebooks"
+# The Chinese site's title and author (the English ones are in _config.yml); the student edition's
+# title adds the same note as the English one, "学生版" (bookkit.student_edition).
+TITLE = "注意力中的位置"
+AUTHOR = "《注意力中的位置》编写组"
+STUDENT_NOTE = "学生版"
 # The glossary lists its own alternative Chinese forms on purpose.
 GLOSSARY_DOCUMENT = "book/glossary"
 
@@ -157,18 +167,25 @@ def write_gettext_config(output: Path, root: Path = ROOT) -> Path:
 
 
 def chinese_config(
-    config: dict, root: Path, cache: Path, locale_dir: Path | None = None, search_words: Path | None = None
+    config: dict,
+    root: Path,
+    cache: Path,
+    locale_dir: Path | None = None,
+    search_words: Path | None = None,
+    *,
+    student: bool = False,
 ) -> dict:
     """The book's configuration for the Chinese site, built from the English build's executed notebooks.
 
     Args:
-        config: the parsed ``_config.yml``.
-        root: the book's root folder.
+        config: the parsed ``_config.yml`` (the student edition's, for its Chinese site).
+        root: the book's root folder (the student edition's sources, for its Chinese site).
         cache: the English build's execution cache (``_build/.jupyter_cache``): the Chinese build
             takes every notebook's outputs from it and executes nothing (see :func:`uncached`).
         locale_dir: the catalogs' folder, ``<root>/locale`` by default.
         search_words: a jieba dictionary of the book's terms (:func:`write_search_words`), so that
             the search index keeps 位置编码 or 外推 whole; jieba's own dictionary alone if ``None``.
+        student: the student edition's Chinese site (its title says so, as the English one does).
 
     Returns:
         A new configuration: ``language = zh_CN`` (the theme's own words in Chinese), the catalogs
@@ -190,7 +207,8 @@ def chinese_config(
         "html_search_language": "zh",
         **({"html_search_options": {"dict": str(search_words.resolve())}} if search_words else {}),
     }
-    changed["title"] = "注意力中的位置"
+    changed["title"] = f"{TITLE}（{STUDENT_NOTE}）" if student else TITLE
+    changed["author"] = AUTHOR
     changed["repository"] = {**config["repository"], "branch": ZH_NOTEBOOKS_BRANCH}
     return changed
 
@@ -223,41 +241,6 @@ def uncached(cache: Path, notebooks: Iterable[Path]) -> list[Path]:
         except KeyError:
             missing.append(path)
     return missing
-
-
-# ---- the catalogs' flags -------------------------------------------------------------------------
-
-# Babel flags a message that looks like a Python format string: "25 % of" holds "% o", a
-# conversion, and "{numref}`fig`" a replacement field. The book's messages are MyST text, never
-# format strings, and with the flag `msgfmt -c` (and PO editors that use it) rejects a correct
-# translation such as "前 25% 的坐标". What a translation must keep is checked by `check` instead.
-FORMAT_FLAGS = ("python-format", "python-brace-format")
-
-
-def drop_format_flags(text: str) -> str:
-    """A catalog's text without Babel's format-string flags; every other flag and line unchanged."""
-    lines = []
-    for line in text.splitlines(keepends=True):
-        if line.startswith("#,"):
-            flags = [flag.strip() for flag in line[2:].split(",")]
-            kept = [flag for flag in flags if flag and flag not in FORMAT_FLAGS]
-            if not kept:
-                continue
-            line = "#, " + ", ".join(kept) + "\n"
-        lines.append(line)
-    return "".join(lines)
-
-
-def unflag(locale_dir: Path) -> list[Path]:
-    """Drop the format-string flags from every catalog under ``locale_dir``; the catalogs changed."""
-    changed = []
-    for path in sorted(locale_dir.rglob("*.po")):
-        text = path.read_text(encoding="utf-8")
-        clean = drop_format_flags(text)
-        if clean != text:
-            path.write_text(clean, encoding="utf-8")
-            changed.append(path)
-    return changed
 
 
 # ---- the glossary's Chinese forms ----------------------------------------------------------------
@@ -463,7 +446,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     chinese.add_argument("output", type=Path)
     chinese.add_argument("--cache", type=Path, required=True, help="the English build's execution cache")
     chinese.add_argument("--locale", type=Path, default=LOCALE_DIR, help="the catalogs (default: locale/)")
-    unflagger = commands.add_parser("unflag", help="drop Babel's format-string flags from the catalogs")
+    chinese.add_argument(
+        "--source", type=Path, default=ROOT,
+        help="the English sources built (default: the book; the student edition's: _build/student/source)",
+    )
+    chinese.add_argument("--edition", choices=("full", "student"), default="full")
+    unflagger = commands.add_parser(
+        "unflag", help="drop Babel's format-string flags and obsolete duplicates of current messages from the catalogs"
+    )
     unflagger.add_argument("locale", type=Path, nargs="?", default=LOCALE_DIR)
     checker = commands.add_parser("check", help="fail on an English message with no current translation")
     checker.add_argument("--pot", type=Path, help="templates of a fresh extraction (the current English)")
@@ -476,18 +466,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "unflag":
         changed = unflag(args.locale)
-        print(f"format-string flags dropped from {len(changed)} catalogs in {args.locale}")
+        print(f"format-string flags and obsolete duplicates dropped from {len(changed)} catalogs in {args.locale}")
         return 0
     if args.command == "zh-config":
-        missing = uncached(args.cache, sorted((ROOT / "notebooks").glob("*.ipynb")))
+        source = args.source.resolve()
+        missing = uncached(args.cache, sorted((source / "notebooks").glob("*.ipynb")))
         if missing:
-            print(f"not executed in {args.cache} (build the English book first): {[p.name for p in missing]}",
-                  file=sys.stderr)
+            print(f"not executed in {args.cache} (build the English {args.edition} edition first): "
+                  f"{[p.name for p in missing]}", file=sys.stderr)
             return 1
-        config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+        config = yaml.safe_load((source / "_config.yml").read_text(encoding="utf-8"))
         args.output.parent.mkdir(parents=True, exist_ok=True)
         words = write_search_words(args.output.parent / "search_words.txt")
-        text = yaml.safe_dump(chinese_config(config, ROOT, args.cache, args.locale, words), allow_unicode=True)
+        zh_config = chinese_config(config, source, args.cache, args.locale, words, student=args.edition == "student")
+        text = yaml.safe_dump(zh_config, allow_unicode=True)
         args.output.write_text(text, encoding="utf-8")
         print(f"Chinese configuration written to {args.output}")
         return 0

@@ -13,8 +13,14 @@ from the student site, which has none. A title page with a table of contents (pa
 chapters and their first pages) is printed the same way, the pages are merged with ``pypdf``,
 numbered at the foot, and the PDF gets an outline (bookmarks) of the parts and pages.
 
+The title page, the contents, the part titles and the solutions' heading are in the site's
+language: the book's title and author come from the configuration the site was built with
+(``--config``: ``_config.yml``, or for the Chinese site the one ``bookkit.i18n zh-config`` writes),
+the part captions of ``_toc.yml`` from the catalog of the root document, through which the Chinese
+site translates them (its sidebar), and the few words of the PDF's own from :data:`WORDS`.
+
 Usage:
-    python -m bookkit.pdf SITE_DIR OUTPUT.pdf [--edition full|student]
+    python -m bookkit.pdf SITE_DIR OUTPUT.pdf [--edition full|student] [--config CONFIG.yml]
 """
 
 from __future__ import annotations
@@ -37,6 +43,9 @@ import yaml
 from pypdf import PdfReader, PdfWriter
 from pypdf.generic import IndirectObject
 
+from bookkit.i18n import load
+from bookkit.language_links import site_of
+
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserContext, PdfMargins, Route
 
@@ -52,7 +61,40 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 EDITIONS = ("full", "student")
-SOLUTIONS_HEADING = "Solutions to the exercises"
+
+
+@dataclass(frozen=True)
+class Words:
+    """What the PDF itself writes, in one language (the pages are the site's own)."""
+
+    contents: str
+    full_edition: str
+    student_edition: str
+    printed_on: str  # formatted with the build's ``date``
+    solutions: str  # the heading of the solutions moved to a chapter's end
+    student_title: str  # appended to the title in the PDF's metadata
+
+
+# By Sphinx ``language`` (``en`` for a configuration that sets none: :func:`language_of`).
+WORDS = {
+    "en": Words(
+        contents="Contents",
+        full_edition="Complete edition: the solutions follow each chapter's exercises",
+        student_edition="Student edition: the exercises without their solutions",
+        printed_on="Printed from the website built on {date}.",
+        solutions="Solutions to the exercises",
+        student_title=" (student edition)",
+    ),
+    "zh_CN": Words(
+        contents="目录",
+        full_edition="完整版：每章的解答附在该章练习之后",
+        student_edition="学生版：只有练习，不含解答",
+        printed_on="由 {date} 构建的网站打印。",
+        solutions="练习解答",
+        student_title="（学生版）",
+    ),
+}
+SOLUTIONS_HEADING = WORDS["en"].solutions
 MARGINS: PdfMargins = {"top": "16mm", "bottom": "18mm", "left": "15mm", "right": "15mm"}
 
 # Print styles on top of the theme's: only the article, full width; code wraps instead of being
@@ -129,6 +171,38 @@ class Document:
     solutions: int
 
 
+def language_of(config: dict) -> str:
+    """The Sphinx ``language`` of a book configuration (``en`` when it sets none)."""
+    return (config.get("sphinx", {}).get("config", {}) or {}).get("language") or "en"
+
+
+def caption_translations(config: dict, toc_path: Path) -> dict[str, str]:
+    """The part captions of ``_toc.yml`` in the language of ``config``, by English caption.
+
+    The captions are messages of the root document's catalog (Jupyter Book puts the parts' toctrees
+    in the root document), the catalog the site in that language was built with (``locale_dirs``).
+
+    Raises:
+        ValueError: if the configuration names no catalogs, or a caption has no current translation.
+    """
+    captions = sorted({part for part, _ in toc_documents(toc_path) if part})
+    language = language_of(config)
+    if language == "en":
+        return {caption: caption for caption in captions}
+    toc = yaml.safe_load(toc_path.read_text(encoding="utf-8"))
+    locale_dirs = config.get("sphinx", {}).get("config", {}).get("locale_dirs") or []
+    if not locale_dirs:
+        raise ValueError(f"the {language} configuration names no catalogs (sphinx.config.locale_dirs)")
+    catalog = load(Path(locale_dirs[0]) / language / "LC_MESSAGES" / f"{toc['root']}.po")
+    translated = {}
+    for caption in captions:
+        message = catalog.get(caption)
+        if message is None or not message.string or message.fuzzy:
+            raise ValueError(f"the part caption {caption!r} has no current translation in the {toc['root']} catalog")
+        translated[caption] = str(message.string)
+    return translated
+
+
 def toc_documents(toc_path: Path) -> list[tuple[str, str]]:
     """``(part caption, docname)`` of every page of ``_toc.yml``, in reading order."""
     toc = yaml.safe_load(toc_path.read_text(encoding="utf-8"))
@@ -161,8 +235,13 @@ def _page_count(pdf: bytes) -> int:
     return len(PdfReader(io.BytesIO(pdf)).pages)
 
 
-def _print_page(context: BrowserContext, url: str, base: str, *, move_solutions: bool) -> tuple[str, bytes, int]:
-    """Open ``url`` offline, wait for formulas and figures, print it; return (title, pdf, solutions)."""
+def _print_page(
+    context: BrowserContext, url: str, base: str, *, solutions_heading: str | None
+) -> tuple[str, bytes, int]:
+    """Open ``url`` offline, wait for formulas and figures, print it; return (title, pdf, solutions).
+
+    With a ``solutions_heading``, the page's solutions are moved under it at the article's end.
+    """
     page = context.new_page()
     blocked: list[str] = []
 
@@ -180,7 +259,7 @@ def _print_page(context: BrowserContext, url: str, base: str, *, move_solutions:
         raise RuntimeError(f"{url}: MathJax errors {state['errors'][:3]}, broken images {state['broken'][:3]}")
     if blocked:
         raise RuntimeError(f"{url} requested resources outside the site (the PDF must be offline): {blocked[:3]}")
-    solutions = page.evaluate(MOVE_SOLUTIONS_JS, SOLUTIONS_HEADING) if move_solutions else 0
+    solutions = page.evaluate(MOVE_SOLUTIONS_JS, solutions_heading) if solutions_heading else 0
     # Links within the site would point at the temporary local server: keep their text only.
     page.evaluate(
         "(base) => document.querySelectorAll('a[href]').forEach((a) => {"
@@ -198,19 +277,21 @@ def _print_page(context: BrowserContext, url: str, base: str, *, move_solutions:
     return title, pdf, solutions
 
 
-def _front_matter_html(book_title: str, author: str, edition: str, entries: list[tuple[str, str, int]]) -> str:
+def _front_matter_html(
+    book_title: str, author: str, edition: str, entries: list[tuple[str, str, int]], language: str = "en"
+) -> str:
     """The title page and the table of contents; ``entries`` are (part, title, first page)."""
+    words = WORDS[language]
     rows, current_part = [], None
     for part, title, first_page in entries:
         if part != current_part and part:
             rows.append(f'<tr class="part"><td colspan="2">{html.escape(part)}</td></tr>')
         current_part = part
         rows.append(f"<tr><td>{html.escape(title)}</td><td class='page'>{first_page}</td></tr>")
-    subtitle = "Student edition: the exercises without their solutions" if edition == "student" else (
-        "Complete edition: the solutions follow each chapter's exercises"
-    )
-    return f"""<!DOCTYPE html><html><head><meta charset="utf-8"><style>
-body {{ font-family: "DejaVu Serif", serif; color: #222; }}
+    subtitle = words.student_edition if edition == "student" else words.full_edition
+    # lang: Chromium draws the Chinese with the Simplified Chinese forms of the Noto CJK font.
+    return f"""<!DOCTYPE html><html lang="{site_of(language).tag}"><head><meta charset="utf-8"><style>
+body {{ font-family: "DejaVu Serif", "Noto Serif CJK SC", "Noto Sans CJK SC", serif; color: #222; }}
 .cover {{ height: 240mm; display: flex; flex-direction: column; justify-content: center; break-after: page; }}
 .cover h1 {{ font-size: 30pt; margin: 0 0 8mm; }} .cover p {{ font-size: 13pt; margin: 2mm 0; }}
 h2 {{ font-size: 18pt; }} table {{ width: 100%; border-collapse: collapse; font-size: 11pt; }}
@@ -218,8 +299,8 @@ td {{ padding: 1.2mm 0; }} td.page {{ text-align: right; width: 15mm; }}
 tr.part td {{ font-weight: bold; padding-top: 4mm; }}
 </style></head><body>
 <section class="cover"><h1>{html.escape(book_title)}</h1><p>{html.escape(author)}</p>
-<p>{html.escape(subtitle)}</p><p>Printed from the website built on {time.strftime("%Y-%m-%d")}.</p></section>
-<h2>Contents</h2><table>{"".join(rows)}</table></body></html>"""
+<p>{html.escape(subtitle)}</p><p>{html.escape(words.printed_on.format(date=time.strftime("%Y-%m-%d")))}</p></section>
+<h2>{html.escape(words.contents)}</h2><table>{"".join(rows)}</table></body></html>"""
 
 
 def _number_pages(writer: PdfWriter, browser: Browser, first_numbered: int) -> None:
@@ -246,33 +327,59 @@ def _number_pages(writer: PdfWriter, browser: Browser, first_numbered: int) -> N
         writer.pages[index].merge_page(overlay.pages[index])
 
 
-def build_pdf(site: Path, output: Path, *, edition: str = "full", toc_path: Path = ROOT / "_toc.yml") -> dict:
-    """Print the book from the built ``site`` into ``output``; return a summary (pages, seconds, size)."""
+def build_pdf(
+    site: Path,
+    output: Path,
+    *,
+    edition: str = "full",
+    toc_path: Path = ROOT / "_toc.yml",
+    config_path: Path = ROOT / "_config.yml",
+) -> dict:
+    """Print the book from the built ``site`` into ``output``; return a summary (pages, seconds, size).
+
+    Args:
+        site: the built website (its ``index.html``).
+        output: the PDF to write.
+        edition: ``full`` (solutions moved to each chapter's end) or ``student`` (a site without them).
+        toc_path: the table of contents the site was built from.
+        config_path: the configuration the site was built with: its title, author and language
+            (and, for a translated site, its catalogs) make the title page and the contents.
+
+    Raises:
+        ValueError: if ``edition`` is unknown, the configuration's language has no :data:`WORDS`
+            or a part caption has no translation.
+        FileNotFoundError: if the site or Chromium is missing.
+    """
     if edition not in EDITIONS:
         raise ValueError(f"edition must be one of {EDITIONS}, got {edition!r}")
+    config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+    language = language_of(config)
+    if language not in WORDS:
+        raise ValueError(f"no words for a PDF in {language!r} ({config_path}); known: {sorted(WORDS)}")
+    words, captions = WORDS[language], caption_translations(config, toc_path)
     if not (site / "index.html").is_file():
         raise FileNotFoundError(f"no built site at {site} (no index.html): build it first")
     if not Path(CHROMIUM).is_file():
         raise FileNotFoundError(f"{CHROMIUM} not found: install Debian's chromium (make browser does)")
     from playwright.sync_api import sync_playwright
 
-    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     start = time.perf_counter()
     documents: list[Document] = []
     with serve(site) as base, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         context = browser.new_context(viewport={"width": 1100, "height": 1400})
+        solutions_heading = words.solutions if edition == "full" else None
         for part, docname in toc_documents(toc_path):
             title, pdf, solutions = _print_page(
-                context, f"{base}/{docname}.html", base, move_solutions=edition == "full"
+                context, f"{base}/{docname}.html", base, solutions_heading=solutions_heading
             )
-            documents.append(Document(docname, part, title, pdf, _page_count(pdf), solutions))
+            documents.append(Document(docname, captions.get(part, part), title, pdf, _page_count(pdf), solutions))
             print(f"  {docname}: {documents[-1].pages} pages ({time.perf_counter() - start:.0f} s)", flush=True)
 
         def front_matter(first_pages: list[int]) -> bytes:
             entries = [(doc.part, doc.title, first) for doc, first in zip(documents, first_pages, strict=True)]
             page = context.new_page()
-            page.set_content(_front_matter_html(config["title"], config.get("author", ""), edition, entries))
+            page.set_content(_front_matter_html(config["title"], config.get("author", ""), edition, entries, language))
             pdf = page.pdf(format="A4", print_background=True, margin=MARGINS)
             page.close()
             return pdf
@@ -306,7 +413,7 @@ def build_pdf(site: Path, output: Path, *, edition: str = "full", toc_path: Path
         browser.close()
 
     writer.add_metadata(
-        {"/Title": f"{config['title']}" + (" (student edition)" if edition == "student" else ""),
+        {"/Title": f"{config['title']}" + (words.student_title if edition == "student" else ""),
          "/Author": config.get("author", "")}
     )
     writer.compress_identical_objects(remove_duplicates=True, remove_unreferenced=True)
@@ -328,8 +435,12 @@ def main() -> int:
     parser.add_argument("site", type=Path, help="the built website (its index.html)")
     parser.add_argument("output", type=Path, help="the PDF to write")
     parser.add_argument("--edition", choices=EDITIONS, default="full")
+    parser.add_argument(
+        "--config", type=Path, default=ROOT / "_config.yml",
+        help="the configuration the site was built with (its title, author, language and catalogs)",
+    )
     args = parser.parse_args()
-    summary = build_pdf(args.site.resolve(), args.output, edition=args.edition)
+    summary = build_pdf(args.site.resolve(), args.output, edition=args.edition, config_path=args.config)
     print(
         f"{args.output}: {summary['pages']} pages, {summary['documents']} documents, "
         f"{summary['solutions']} solutions at chapter ends, {summary['megabytes']} MB, "

@@ -8,7 +8,10 @@ Writes, under the output directory (default ``_build/student``):
 - ``notebooks/``: the same stripped notebooks, without outputs, to hand out.
 
 ``make student`` runs this module and then builds ``source/`` into ``_build/student/_build/html``;
-that build executes every student notebook top to bottom and fails if one raises.
+that build executes every student notebook top to bottom and fails if one raises. ``make
+student-zh`` builds the same sources in Chinese from that build's execution cache (nothing runs
+again) into its ``zh/`` folder, so the two student sites link to each other page by page as the
+full sites do (:mod:`bookkit.language_links`).
 
 Usage:
     python -m bookkit.student_edition [OUTPUT_DIR]
@@ -33,12 +36,13 @@ EDITION_NOTE = "student edition"
 
 
 def student_config(config_text: str) -> str:
-    """The configuration of the student edition: its own title, no launch buttons, no language link."""
+    """The configuration of the student edition: its own title and no launch buttons.
+
+    Its language links stay: they lead to the Chinese student site in its ``zh/`` folder.
+    """
     config = yaml.safe_load(config_text)
     config["title"] = f"{config['title']} ({EDITION_NOTE})"
     config.pop("launch_buttons", None)
-    # no Chinese student site to link to (bookkit.language_links)
-    config["sphinx"].setdefault("config", {})["language_links"] = False
     return yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
 
 

@@ -182,9 +182,14 @@ def _positions_text(used: torch.Tensor, expected: torch.Tensor, what: str = "you
         items = [f"{round(v, 6) + 0.0:.8g}" for v in values.tolist()[:6]]
         return "[" + ", ".join(items) + (", ...]" if len(values) > 6 else "]")
 
+    rounded = next((name for name, dtype in (("float16 (half precision)", torch.float16), ("bfloat16", torch.bfloat16),
+                                             ("float32", torch.float32))
+                    if torch.allclose(used, expected.to(dtype).double(), atol=1e-6, rtol=1e-9)), None)
+    precision = (f": these are your positions rounded to {rounded}, so the positions (or the angles) are computed in "
+                 "that precision somewhere; keep them in float64 (or float32 for small positions)") if rounded else ""
     return (f"{what} the tokens by the positions {shown(used)} (read from the angle of every pair), where their "
-            f"positions are {shown(expected.double())}: token t must turn by its own position, pair ℓ by positions[t] "
-            "θ_ℓ")
+            f"positions are {shown(expected.double())}{precision}: token t must turn by its own position, pair ℓ by "
+            "positions[t] θ_ℓ")
 
 
 def _pairing(fn: Callable[..., Any], dim: int, layout: str) -> str | None:

@@ -34,6 +34,7 @@ class _Failure:
     case: _Case
     got: torch.Tensor
     expected: torch.Tensor
+    atol: float = _ATOL  # the checker's absolute tolerance (0 for frequencies, whose slow pairs are tiny)
 
 
 # --------------------------------------------------------------------------- 2. the output transformed
@@ -75,6 +76,16 @@ def _expressions(case: _Case, names: Sequence[str]) -> dict[str, float]:
     return found
 
 
+def _linear_in_small(case: _Case, names: Sequence[str]) -> dict[str, float]:
+    """``n``, ``-n``, ``n ± 1`` and ``2·n`` for the integer arguments that ``_sizes`` leaves out for being 0 or 1."""
+    found: dict[str, float] = {}
+    for name, value in [*zip(names, case.args, strict=False), *(case.kwargs or {}).items()]:
+        if isinstance(value, int) and not isinstance(value, bool) and value in (0, 1):
+            found |= {name: value, f"-{name}": -value, f"{name} - 1": value - 1, f"{name} + 1": value + 1,
+                      f"2·{name}": 2 * value}
+    return found
+
+
 def _said(values: list[float], cases: list[_Case], names: Sequence[str]) -> str | None:
     """A number per failed case said as one constant or one expression of the arguments, if one fits them all."""
     if all(math.isclose(v, values[0], rel_tol=1e-4, abs_tol=1e-12) for v in values):
@@ -85,6 +96,12 @@ def _said(values: list[float], cases: list[_Case], names: Sequence[str]) -> str 
     fitting = [text for text in per_case[0] if all(
         text in table and math.isclose(table[text], v, rel_tol=1e-4, abs_tol=1e-9)
         for table, v in zip(per_case, values, strict=True))]
+    if not fitting and len({round(v, 9) for v in values}) >= 2:
+        # An argument that is 0 or 1 on some cases (padding_idx) names a number that varies with it on the others.
+        small = [{**table, **_linear_in_small(case, names)} for table, case in zip(per_case, cases, strict=True)]
+        fitting = [text for text in small[0] if all(
+            text in table and math.isclose(table[text], v, rel_tol=1e-4, abs_tol=1e-9)
+            for table, v in zip(small, values, strict=True))]
     if fitting:  # two expressions that agree on every failed case are both said: the inputs cannot tell them apart
         return fitting[0] if len(fitting) == 1 else f"{fitting[0]} (or {fitting[1]}: equal on every failed input)"
     if len(values) >= 2 and all(math.isclose(v, values[0], rel_tol=1e-4, abs_tol=1e-12) for v in values):
@@ -124,10 +141,12 @@ def _affine(failed: Sequence[_Failure], names: Sequence[str], *, factor_only: bo
             return None
         design = torch.stack((expected, torch.ones_like(expected)), -1)
         a, b = (float(v) for v in torch.linalg.lstsq(design, got[:, None]).solution.flatten())
-        if not bool(torch.allclose(a * expected + b, got, atol=_ATOL, rtol=_RTOL)) or math.isclose(a, 1.0) or abs(
-                b) < 1e-9:
+        if not bool(torch.allclose(a * expected + b, got, atol=_ATOL, rtol=_RTOL)):
             return None
         lines.append((a, b))
+    # A factor alone or an offset alone is said above; one case may lack the offset (-padding_idx at padding_idx 0).
+    if all(math.isclose(a, 1.0) for a, _ in lines) or all(abs(b) < 1e-9 for _, b in lines):
+        return None
     factor = _said([a for a, _ in lines], cases, names) or (f"{lines[0][0]:.4g}" if len(set(lines)) == 1 else None)
     offset = _said([b for _, b in lines], cases, names) or (f"{lines[0][1]:.4g}" if len(set(lines)) == 1 else None)
     if factor is None or offset is None:
@@ -261,7 +280,7 @@ def _index_set(indices: list[int], size: int) -> str:
     if indices == [0]:
         return "index 0 (the first entry)"
     if indices == [size - 1]:
-        return f"the last index ({size - 1})"
+        return "the last index"
     if size >= 4 and indices == list(range(1, size, 2)):
         return "the odd indices"
     if size >= 4 and indices == list(range(0, size, 2)):
@@ -326,6 +345,8 @@ def _index_factor(failed: Sequence[_Failure]) -> str | None:
                 per_index.append(float(ratios[0]))
             if len(per_index) < 2 or all(math.isclose(f, per_index[0], rel_tol=1e-4) for f in per_index):
                 break
+            if all(any(math.isclose(f, v, rel_tol=1e-4, abs_tol=1e-12) for v in (0.0, 1.0, -1.0)) for f in per_index):
+                break  # factors of 1, 0 and -1: some slices zeroed or negated, which the readings of a part say
             factors.append(per_index)
         else:
             if factors:

@@ -24,7 +24,16 @@ The catalogue, in the order it is tried:
    one part of one axis (the first entry, the odd ones, a half: a special case computed apart); an output that changes
    with the later rows of an argument where the right one is causal (a mask missing: the student's function is run
    again); the expected answer is a function of ``j - i`` and the answer is not; the expected rows sum to 1 and the
-   answer's do not.
+   answer's do not;
+4. **structural readings** (``posenc.exercises._structure``), which need no model of the slip: the relation of the
+   answer to the right one (its absolute value, clamped, transposed, off by a term of ``j - i`` or of one index, a
+   factor of ``j - i``, the right values in other places, the right magnitudes with some signs flipped), the region
+   that holds every wrong entry (a diagonal and what lies above or below it, the indices from some k on, a parity,
+   where an argument or the right value is negative, positive or beyond a level, where one position follows another),
+   said with what the answer holds there, one factor or offset per input (a normalisation by another quantity), and
+   an error that grows with an index. Among the argument slips of 1., a
+   tensor with the sign of its odd coordinates (or of its second half) flipped reads a reflection in place of a
+   rotation of pairs.
 
 :mod:`posenc.exercises.comparing` reads the hidden cases of the checkers made of cases with these readings when no
 typical mistake explains the answer (after the exercise's own properties); :func:`_probe_reading` does the same for
@@ -58,6 +67,7 @@ from ._output_readings import (
     _shift,
 )
 from ._readings import _as_values, _Case, _copies
+from ._structure import _growing_error, _moved_or_signed, _per_input_constant, _ratio_law, _region, _relation
 from .checking import _close
 
 __all__: list[str] = []
@@ -108,6 +118,14 @@ def _variants(value: object) -> list[tuple[str, str, object]]:
              ("{n} in reverse order", "reversed along its last axis", tensor.flip(-1))]
     if tensor.is_floating_point():
         found += [("{n}/2", "halved", tensor / 2), ("{n}²", "squared entry by entry", tensor * tensor)]
+        if tensor.dim() >= 1 and tensor.shape[-1] >= 2 and tensor.shape[-1] % 2 == 0:
+            half = tensor.shape[-1] // 2
+            reflect = ("a sign slip on those coordinates; for a rotation of pairs, a reflection [[cos, sin], [sin, "
+                       "-cos]] in place of the rotation [[cos, -sin], [sin, cos]]")
+            found += [("{n} with the sign of its odd coordinates flipped", reflect,
+                       torch.stack((tensor[..., 0::2], -tensor[..., 1::2]), -1).flatten(-2)),
+                      ("{n} with the sign of its second half flipped", reflect,
+                       torch.cat((tensor[..., :half], -tensor[..., half:]), -1))]
         if bool((tensor != 0).all()):
             found.append(("1/{n}", "its reciprocal: a division where the formula multiplies, or the reverse",
                           1 / tensor))
@@ -291,9 +309,12 @@ def _read_answer(
     else:
         readings += [
             lambda: _affine(failed, names), lambda: _power(failed), lambda: _shift(failed), lambda: _permuted(failed),
-            lambda: _part(failed, "sign"), lambda: _part(failed, "zero"), lambda: _index_factor(failed)]
+            lambda: _part(failed, "sign"), lambda: _part(failed, "zero"), lambda: _index_factor(failed),
+            lambda: _relation(failed, names)]
         if not exact_only:
-            readings += [lambda: _property_reading(failed, "toeplitz"), lambda: _confined(failed, names),
+            readings += [lambda: _growing_error(failed), lambda: _located(failed, names),
+                         lambda: _per_input_constant(failed), lambda: _ratio_law(failed),
+                         lambda: _moved_or_signed(failed), lambda: _confined(failed, names),
                          lambda: _property_reading(failed, "sums")]
         if answer is not None:
             readings.insert(1, lambda: _causal_reading(failed, values, answer, names))
@@ -305,6 +326,12 @@ def _read_answer(
         if found:
             return found
     return None
+
+
+def _located(failed: Sequence[_Failure], names: Sequence[str]) -> str | None:
+    """A function of ``j - i`` broken, and the region of the wrong entries: both when both are found."""
+    found = [text for text in (_property_reading(failed, "toeplitz"), _region(failed, names)) if text]
+    return "\n".join(found) or None
 
 
 def _precision_words(failed: Sequence[_Failure]) -> str | None:
@@ -355,7 +382,7 @@ def _probe_reading(
         if got.shape == expected.shape and _close(got, expected, atol, rtol):
             passed.append((case, expected))
         else:
-            failed.append(_Failure(case, got, expected))
+            failed.append(_Failure(case, got, expected, min(atol, _ATOL)))
     if not failed:
         return None
 
@@ -394,7 +421,13 @@ def _readings_paragraph(doc: str, where: str) -> str:
         "along an axis, permuted along an axis (the halves layout for interleaved pairs, swapped pairs, a roll), of "
         "the opposite sign or 0 on part of an axis, or scaled per index (a normalisation); an answer that is not a "
         "function of ``j - i``, or whose rows do not sum to 1, where the right one is; wrong on one part of an axis "
-        "only."
+        "only. Structural readings (``posenc.exercises._structure``), which need no model of the slip: the absolute "
+        "value of the right answer, the right answer clamped, transposed, or off by a term of ``j - i`` or of one "
+        "index only (a step); the region that holds every wrong entry (above or below a diagonal, from some index on,"
+        " where an argument or the right value is negative, positive or beyond a level, where one position follows "
+        "another); one factor or offset per input, a factor of ``j - i``; the right values in other places, or the "
+        "right magnitudes with some signs flipped; an error that grows with an index (a precision lost, or a constant "
+        "slightly off); for the checkers made of cases, the one setting that sets the failed inputs apart."
     )
 
 

@@ -41,6 +41,7 @@ from .checking import (
     _Session,
     _unchanged,
 )
+from .comparing import _ladder_slip
 
 __all__ = ["check_padded_positions", "check_sinusoidal"]
 
@@ -149,7 +150,8 @@ def check_padded_positions(fn: Callable[..., Any], padding_idx: int = 1) -> Chec
         ]
 
     return _run_checker("padded positions", fn, body, reading=_probing(
-        fn, ("positions",), _padded_probe_reference, _padded_probes(), "the positions", ("input_ids", "padding_idx")))
+        fn, ("positions", "real tokens"), _padded_probe_reference, _padded_probes(), "the positions",
+        ("input_ids", "padding_idx")))
 
 
 def _padded_probe_reference(input_ids: torch.Tensor, padding_idx: int = 1) -> torch.Tensor:
@@ -157,9 +159,10 @@ def _padded_probe_reference(input_ids: torch.Tensor, padding_idx: int = 1) -> to
 
 
 def _padded_probes() -> list[_Case]:
-    """Probe inputs: padding at the end, at the start and in the middle, the default padding_idx and others."""
+    """Probe inputs: padding at the end, at the start and in the middle, padding_idx 1 (given, so that a reading can
+    name it) and others."""
     ids = torch.tensor([[5, 9, 7, 4, 1, 1], [1, 1, 6, 8, 3, 9], [4, 1, 6, 1, 1, 2]])
-    return [_Case((ids,), "probe"), _Case((ids.where(ids != 1, 0),), "probe", {"padding_idx": 0}),
+    return [_Case((ids,), "probe", {"padding_idx": 1}), _Case((ids.where(ids != 1, 0),), "probe", {"padding_idx": 0}),
             _Case((ids.where(ids != 1, 3),), "probe", {"padding_idx": 3})]
 
 
@@ -448,14 +451,29 @@ def check_sinusoidal(fn: Callable[..., Any]) -> CheckResult:
             verified.append("far positions (up to 2047) are exact to float32 rounding")
         return verified
 
-    return _run_checker("sinusoidal encoding", fn, body, reading=_probing(
+    keys, generic = _probing(
         fn, ("sinusoid values",), _sinusoid_probe_reference,
         [_Case((n, d), "probe", {"base": b}) for n, d, b in ((50, 16, 1e4), (20, 8, 1e2), (7, 32, 5e2))],
-        "the table", ("seq_len", "dim"), atol=1e-4, rtol=1e-4))
+        "the table", ("seq_len", "dim"), atol=1e-4, rtol=1e-4)
+    return _run_checker("sinusoidal encoding", fn, body, reading=(keys, lambda: _sinusoid_ladder(fn) or generic()))
 
 
 def _sinusoid_probe_reference(seq_len: int, dim: int, base: float = 10000.0) -> torch.Tensor:
     return _SinusoidVariant().table(seq_len, dim, base)
+
+
+def _sinusoid_ladder(fn: Callable[..., Any]) -> str | None:
+    """A slip of the frequency ladder shared by every RoPE exercise (a lost minus sign, ℓ from 1), read at d = 16.
+
+    Three rows and base 100 keep every angle of a growing ladder small enough for float32 to form it exactly.
+    """
+    try:
+        got = torch.as_tensor(fn(3, 16, base=100.0)).double()
+    except Exception:  # noqa: BLE001 (an answer that cannot take the probe: no reading)
+        return None
+    angles = torch.arange(3, dtype=torch.float64)[:, None]
+    return _ladder_slip(got, 16, 100.0, lambda theta: torch.stack(
+        ((angles * theta).sin(), (angles * theta).cos()), -1).flatten(-2))
 
 
 def _sinusoidal_case(session: _Session, seq_len: int, dim: int, base: float | None) -> None:

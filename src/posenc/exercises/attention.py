@@ -139,6 +139,17 @@ def _diagnose_weights(
                         "weight on key j, shape (..., Lq, Lk) with each row summing to 1: drop the transpose")
     row_sums = got.sum(-1)
     bad_rows = (row_sums - 1).abs() > 1e-4
+    exp_sums = got.exp().sum(-1)
+    if bool(bad_rows.any()) and bool((got <= 1e-9).all()) and bool(((exp_sums - 1).abs() < 1e-4).all()):
+        # log_softmax, or log of the softmax: every row's exponentials sum to 1, whatever the scores were
+        exact = _close(got.exp(), expected.double().nan_to_num(0.0))
+        return _Problem(
+            "log-probabilities",
+            f"your weights are log-probabilities in {call}: no entry is positive and the exponentials of each row "
+            "sum to 1 (log_softmax, or the log of the softmax). Return the probabilities softmax(scores, dim=-1) "
+            "themselves" + ("; their exponentials are the right weights" if exact else
+                            "; their exponentials are not the right weights either, so check the scores too"),
+        )
     if _close(got, _attention_reference(q, k, mask, scale=math.sqrt(d), dim=-2)) or (
         bool(bad_rows.any()) and bool(((got.sum(-2) - 1).abs() < 1e-4).all())
     ):

@@ -22,6 +22,9 @@ The checkers made of hidden cases and typical mistakes (:mod:`posenc.exercises.f
   the transformation of the right answer (an argument changed, the output scaled, shifted, permuted or signed in
   part) that reproduces the answer exactly, or the property of the right answer it breaks.
 
+When several failed cases are described, the largest one read by an exercise's own property is said (its terms are the
+exercise's), before the largest one read by a generic reading.
+
 A mistake named from its characteristic entries alone (the answer right where the slip would also be wrong) is
 said as such: "your wrong entries are exactly this slip's".
 """
@@ -54,6 +57,7 @@ from ._readings import (  # noqa: F401 (_Case and _reduction are imported from h
     _swapped_arguments,
     _unused_arguments,
 )
+from ._structure import _which_inputs
 from ._transforms import _read_answer
 from .checking import (
     _DIAGNOSIS,
@@ -145,7 +149,9 @@ def _compare_cases(
     explained: list[set[str]] = []
     closely: list[set[str]] = []  # the mistakes the answer equals to a hundredth of the tolerance, per failed case
     first: list[str] = []
-    described: list[tuple[int, str]] = []  # the failed cases whose broken property was found, with their size
+    # The failed cases whose broken property was found: (read by an exercise's own property, size, sentence).
+    described: list[tuple[bool, int, str]] = []
+    own: set[str] = set()  # the sentences that an exercise's own property gave
     passed: list[_Case] = []
     pending: list[tuple[torch.Tensor, torch.Tensor, _Case, str]] = []  # failed cases whose values can be read
 
@@ -272,7 +278,7 @@ def _compare_cases(
                 except Exception:  # noqa: BLE001 (the answer cannot take these arguments: no evidence)
                     return None
 
-            failures = [_Failure(case, got, expected) for got, expected, case, _ in pending]
+            failures = [_Failure(case, got, expected, min(atol, 1e-5)) for got, expected, case, _ in pending]
             right = [(case, outputs(reference, case)) for case in passed]
             read[exact_only] = _read_answer(failures, [(c, e) for c, e in right if e is not None], values, agree,
                                             list(inspect.signature(reference).parameters), answer,
@@ -313,6 +319,7 @@ def _compare_cases(
         else:
             return None
         if test in properties:
+            own.add(broken)
             try:
                 # Integers off by one are a formula's slip, not a rounding: only real values are read for precision.
                 precision = [_low_precision(other, wanted, each) for other, wanted, each, _ in pending
@@ -322,6 +329,7 @@ def _compare_cases(
             except Exception:  # noqa: BLE001 (a reading is a help, never a reason to fail differently)
                 exact = None
             if exact and exact not in broken:
+                own.add(f"{exact}\n{broken}")
                 return f"{exact}\n{broken}"
         return broken
 
@@ -366,15 +374,22 @@ def _compare_cases(
             for got, expected, case, message in pending:
                 broken = broken_property(got, expected, case)
                 if broken:
-                    described.append((got.numel(), f"{broken}\n{message}" + (f"\n{hint}" if hint else "")))
+                    described.append((broken in own, got.numel(),
+                                      f"{broken}\n{message}" + (f"\n{hint}" if hint else "")))
         if described and "values" in session.problems:
             # The largest failed case tells most about the slip (a list of one position cannot show that all
             # positions are equal): its broken property is the one reported.
             # A wrong shape elsewhere that reads as axes in another order says more than a property of the cases
             # where the sizes happen to agree: both are said, the shape first.
             permuted = next((text for text in first if "of shape" in text and "axes are permuted" in text), None)
-            largest = max(described, key=lambda item: item[0])[1]
+            # An exercise's own reading, where one case has it, says the slip in the exercise's terms.
+            largest = max(described, key=lambda item: item[:2])[2]
             session.problems["values"] = f"{permuted}\n{largest}" if permuted else largest
+        if "values" in session.problems:  # no slip named: which hidden inputs fail may still locate it
+            which = _which_inputs([case for case in cases if not any(case is other for other in passed)], passed,
+                                  list(inspect.signature(reference).parameters))
+            if which:
+                session.problems["values"] += f"\n{which}"
 
 
 def _named_mistake(mistakes: Sequence[_Mistake], failures: list[set[str]]) -> _Mistake | None:

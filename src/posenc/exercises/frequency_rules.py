@@ -267,8 +267,8 @@ def _parts_problem(got: torch.Tensor, expected: torch.Tensor, dim: int, base: fl
         pair = int(outside.nonzero()[0])
         return (f"pair {pair} is not between θ_ℓ / s and θ_ℓ (it has {_num(float(got[pair] / theta[pair]))} θ_ℓ): "
                 "every frequency must lie between the divided θ_ℓ / s and the kept θ_ℓ: outside the band use exactly "
-                "θ_ℓ (fast pairs) or θ_ℓ / s (slow pairs); a blend whose share is not clamped to [0, 1] leaves this "
-                "interval")
+                "θ_ℓ (fast pairs) or θ_ℓ / s (slow pairs); a frequency leaves this interval when the factor is used "
+                "the wrong way (θ_ℓ · s for θ_ℓ / s) or when a blend's share is not clamped to [0, 1]")
     kept, divided = mine > 1 - tol, mine < tol
     kept_right, divided_right = right > 1 - tol, right < tol
     wrong = ~torch.isclose(got, expected, rtol=_RTOL, atol=0.0)

@@ -167,7 +167,30 @@ def _expected_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -
         angles = offsets.double()[:, None] * theta
         return angles.cos() @ (c[:, 0, 0] + c[:, 1, 1]) + angles.sin() @ (c[:, 1, 0] - c[:, 0, 1])
 
-    return _ladder_slip(got, 2 * cross.shape[0], base, answer) or _expected_terms(got, cross, offsets, base)
+    return (_ladder_slip(got, 2 * cross.shape[0], base, answer) or _expected_terms(got, cross, offsets, base)
+            or _expected_half_width(got, cross, offsets, base))
+
+
+def _expected_half_width(got: torch.Tensor, cross: torch.Tensor, offsets: torch.Tensor, base: float) -> str | None:
+    """Name an answer built only on the even rungs θ_0, θ_2, ... of the ladder: a head of width d/2's frequencies.
+
+    b^(-2(2m)/d) = b^(-2m/(d/2)): a ladder computed with len(cross) = d/2 as the width, duplicated, repeated or cut,
+    gives a sum of cosines and sines of these frequencies only, whatever coefficients it puts on them.
+    """
+    pairs = cross.shape[0]
+    if pairs < 4:
+        return None
+    angles = offsets.double()[:, None] * _theta(2 * pairs, base)
+    basis = torch.cat((angles.cos(), angles.sin()), dim=-1)
+    if basis.shape[0] < basis.shape[1] or int(torch.linalg.matrix_rank(basis)) < basis.shape[1]:
+        return None
+    fit = torch.linalg.lstsq(basis, got.double()[:, None]).solution.flatten()
+    odd = torch.cat((fit[1:pairs:2], fit[pairs + 1::2]))
+    if not bool(torch.allclose(basis @ fit, got.double(), atol=1e-6)) or not bool((odd.abs() < 1e-6).all()):
+        return None
+    return (f"your score has terms only at the frequencies θ_0, θ_2, θ_4, ... = b^(-2m/(d/2)), those of a head of "
+            f"width d/2 = len(cross) = {pairs}, and none at θ_1, θ_3, ...: the head has width d = 2 * len(cross) = "
+            f"{2 * pairs}, and block ℓ of C goes with θ_ℓ = b^(-2ℓ/d), ℓ = 0 .. d/2 - 1")
 
 
 def _expected_terms(got: torch.Tensor, cross: torch.Tensor, offsets: torch.Tensor, base: float) -> str | None:
@@ -247,8 +270,9 @@ def _score(q, k, offsets, base, layout="interleaved"):
 
 
 _ASYMMETRY_MISTAKES = [
-    _Mistake("asymmetry sign", "your difference has the wrong sign, s(-δ) - s(δ): check which of q and k is "
-             "conjugated in h_ℓ = conj(q_ℓ) k_ℓ, and the order of the subtraction",
+    _Mistake("asymmetry sign", "your difference has the wrong sign: either the subtraction is the "
+             "other way round, s(-δ) - s(δ), or the other vector is conjugated, conj(k_ℓ) q_ℓ where h_ℓ = conj(q_ℓ) "
+             "k_ℓ (both give these numbers)",
              lambda q, k, o, b=10000.0: -reference_score_asymmetry(q, k, o, b)),
     _Mistake("asymmetry factor", "your difference lacks the factor 2: s(δ) - s(-δ) = -2 Σ Im(h_ℓ) sin(δθ_ℓ)",
              lambda q, k, o, b=10000.0: reference_score_asymmetry(q, k, o, b) / 2),

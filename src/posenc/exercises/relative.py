@@ -381,7 +381,47 @@ def _shift_case(session: _Session, rel_logits: torch.Tensor, failures: list[tupl
         where = f"rel_logits[..., {source_r}, {source_c}] (query {source_r}, offset {source_c - k_len + 1})"
     else:
         where = "a value that is not an entry of rel_logits: the shift should only move entries"
+    if (own_row := _own_row_reading(got.to(rel_logits.dtype), rel_logits, visible)) is not None:
+        raise _Problem("shift side", f"{text}: {own_row}")
     raise _Problem("shift", f"{text}, which is {where}{_shift_pattern(got.to(rel_logits.dtype), rel_logits, wrong)}")
+
+
+def _own_row_reading(got: torch.Tensor, rel_logits: torch.Tensor, visible: torch.Tensor) -> str | None:
+    """Name a skew padded on the right: the entries read from their own row are at column ``j - r``.
+
+    The right column is ``j + Lq - 1 - r``. A skew padded on the right that drops the last row reads ``j - r`` (row r
+    moves right by r) for the entries it takes from their own row, and the previous row or the padding for the
+    others; an index written as ``j - r`` does the same. Only entries found exactly once in their own row count, and
+    they must be most of the visible ones, or every visible entry must be the right-padded table's.
+    """
+    q_len, k_len = rel_logits.shape[-2:]
+    if q_len < 2 or k_len < 3:
+        return None
+    constants, counted = set(), 0
+    for index in visible.nonzero().tolist()[:400]:
+        *batch, r, j = index
+        sources = (rel_logits[(*batch, r)] == got[tuple(index)]).nonzero().flatten().tolist()
+        if len(sources) == 1:
+            constants.add(sources[0] - j + r)
+            counted += 1
+    if constants != {0} or (2 * counted < min(int(visible.sum()), 400) and not _padded_right(got, rel_logits, visible)):
+        return None
+    return (f"the entries you read from the query's own row are at column j - r, {q_len - 1} column"
+            f"{'s' if q_len > 2 else ''} to the left of the right one, j + Lq - 1 - r: row r moves right by r instead "
+            "of left by Lq - 1 - r. That is what the zero column padded on the right gives when the last row of the "
+            "(..., Lk + 1, Lq) view is dropped (F.pad(x, (0, 1)), then [..., :-1, :]), or an index j - r: the skew "
+            "pads on the left, F.pad(x, (1, 0)), and drops the first row")
+
+
+def _padded_right(got: torch.Tensor, rel_logits: torch.Tensor, visible: torch.Tensor) -> bool:
+    """Whether every visible entry is the flat (..., Lq, Lk + 1) right-padded table read at row r, column j - r."""
+    *batch, q_len, k_len = rel_logits.shape
+    flat = torch.nn.functional.pad(rel_logits, (0, 1)).reshape(*batch, q_len * (k_len + 1))
+    rows, columns = torch.arange(q_len)[:, None], torch.arange(k_len)[None, :]
+    start = rows * (k_len + 1) + columns - rows  # row r's entry j - r of the padded rows, spilling into row r - 1
+    inside = (start >= 0).expand_as(visible)
+    read = torch.gather(flat, -1, start.clamp(min=0).flatten().expand(*batch, -1)).reshape(got.shape)
+    return bool(inside[visible].all()) and torch.equal(read[visible], got[visible])
 
 
 def _shift_pattern(got: torch.Tensor, rel_logits: torch.Tensor, wrong: torch.Tensor) -> str:

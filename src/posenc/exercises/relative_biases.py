@@ -20,6 +20,7 @@ import torch
 
 from ..relative import alibi_slopes, t5_relative_position_bucket
 from ._readings import _Case
+from ._t5_readings import _t5_normaliser_reading
 from ._transforms import _probing
 from .checking import (
     _SEED,
@@ -203,18 +204,14 @@ def _t5_case(session: _Session, relative_position: torch.Tensor, kwargs: dict[st
 
     text = showcase()
     variants: list[tuple[tuple[Any, ...], dict[str, Any], str, str]] = []
-    if bidirectional:
-        sign_text = (
-            "past and future are swapped: you seem to use i - j, but relative_position is already j - i (key "
-            f"minus query): positive offsets are keys after the query and go to the upper half of the buckets "
-            f"(from num_buckets // 2 = {num_buckets // 2} on)"
-        )
-    else:
-        sign_text = (
-            "past and future are swapped: you seem to use i - j, but relative_position is already j - i (key "
-            "minus query): in the causal setting the distance is max(-(j - i), 0), so past keys (negative "
-            "offsets) get distance buckets and every future key bucket 0"
-        )
+    sign_text = "past and future are swapped: " + (
+        "your buckets put the keys before the query (j < i) in the upper half and the keys after it in the lower half; "
+        if bidirectional else "your causal buckets give the keys after the query (j > i) distance buckets and the "
+        "keys before it bucket 0; ") + (
+        "relative_position is already j - i (key minus query), so either your code negates it (i - j) or it sends "
+        "the wrong sign to " + (f"the upper half: keys after the query (j - i > 0) go there, from num_buckets // 2 = "
+                                f"{num_buckets // 2} on" if bidirectional else "the distance: it is max(-(j - i), 0), "
+                                "so past keys get distance buckets and every future key bucket 0"))
     variants.append(((bidirectional, num_buckets, max_distance), {"sign": -1}, "sign", sign_text))
     variants.append((
         (not bidirectional, num_buckets, max_distance), {}, "bidirectional",
@@ -294,6 +291,8 @@ def _t5_case(session: _Session, relative_position: torch.Tensor, kwargs: dict[st
             f"{text}: buckets must lie in [0, num_buckets) = [0, {num_buckets}); check the cap at the last bucket "
             "and the offset of the upper half",
         )
+    elif (normaliser := _t5_normaliser_reading(got, relative_position, *setting)) is not None:
+        session.problem("buckets", f"{text}: {normaliser}")
     elif (region := _t5_wrong_region(mismatch, relative_position, distance, in_log_range, setting)) is not None:
         session.problem("buckets", f"{text}: every wrong bucket is {region}")
     else:
@@ -570,9 +569,10 @@ def _alibi_case(session: _Session, num_heads: int) -> None:
         "geometric": f"for {num_heads} heads, not a power of two, you used the geometric sequence 2^(-8h/n) "
         f"directly; ALiBi takes the {power} slopes of {power} heads, then every other slope of {2 * power} heads "
         f"([0::2]), {num_heads - power} of them",
-        "truncated": f"for {num_heads} heads you took the first {num_heads} slopes of "
-        f"{2 ** math.ceil(math.log2(num_heads))} heads; ALiBi takes the {power} slopes of {power} heads, then every "
-        f"other slope of {2 * power} heads ([0::2]), {num_heads - power} of them",
+        "truncated": f"for {num_heads} heads your slopes are 2^(-{_num(8 / 2 ** math.ceil(math.log2(num_heads)))} h): "
+        f"the first {num_heads} slopes of {2 ** math.ceil(math.log2(num_heads))} heads, or a fixed step (halving, or "
+        f"another) written for any n; ALiBi takes the {power} slopes of {power} heads, then every other slope of "
+        f"{2 * power} heads ([0::2]), {num_heads - power} of them",
         "odd": f"for {num_heads} heads you added the odd-indexed slopes [1::2] of {2 * power} heads, which repeat "
         f"those of {power} heads; take the even-indexed ones, [0::2]",
     }

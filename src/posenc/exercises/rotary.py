@@ -1,13 +1,11 @@
 """Checkers of the rotary exercises: RoPE on a tensor of queries or keys, in one and two dimensions.
 
-:func:`~posenc.exercises.check_apply_rope` compares the student's rotation with
-:func:`posenc.rotary.apply_rope` for the chosen layout, and checks the property that makes
-RoPE relative: the score of a rotated query and key depends only on their offset. It
-recognises a rotation in the wrong direction, the other layout, ``positions`` or ``base``
-ignored, and a map that is not a rotation at all. :func:`~posenc.exercises.check_apply_rope_2d`
-does the same for axial 2-D RoPE on a grid of patches (:func:`posenc.rope2d.apply_rope_2d`), and
-recognises both halves rotated by the same positions, rows and columns swapped, and the
-frequencies of the wrong dimension.
+:func:`~posenc.exercises.check_apply_rope` compares the student's rotation with :func:`posenc.rotary.apply_rope` for
+the chosen layout, and checks the property that makes RoPE relative: the score of a rotated query and key depends
+only on their offset. It recognises a rotation in the wrong direction, the other layout, ``positions`` or ``base``
+ignored, and a map that is not a rotation at all. :func:`~posenc.exercises.check_apply_rope_2d` does the same for
+axial 2-D RoPE on a grid of patches (:func:`posenc.rope2d.apply_rope_2d`), and recognises both halves rotated by the
+same positions, rows and columns swapped, and the frequencies of the wrong dimension.
 """
 
 from __future__ import annotations
@@ -78,6 +76,7 @@ def _rope_cases(generator: torch.Generator) -> list[dict[str, Any]]:
         {"x": randn(5, 10), "positions": real.float(), "base": None, "tags": {"real"}},
         {"x": randn(1, 8, 32, dtype=torch.float32), "positions": torch.arange(4000, 4008), "base": None,
          "tags": {"batch", "far"}},
+        {"x": randn(4, 16), "positions": torch.tensor([5000, 12000, 50000, 7]), "base": None, "tags": {"far"}},
     ]
 
 
@@ -85,25 +84,23 @@ def _rope_cases(generator: torch.Generator) -> list[dict[str, Any]]:
 def check_apply_rope(fn: Callable[..., Any], layout: str = "interleaved") -> CheckResult:
     """Check a student's rotary embedding ``fn(x, positions=None, base=10000.0) -> tensor like x``.
 
-    ``x`` has shape ``(..., L, d)``; ``positions`` is an optional 1-D tensor of ``L`` positions
-    (integers or real numbers, default ``arange(L)``). The result must equal
-    ``posenc.apply_rope(x, positions, base=base, layout=layout)``, keep the shape and dtype of
-    ``x`` and leave ``x`` unchanged. The hidden cases include float32 and float64, leading batch
-    and head dimensions, shuffled, real-valued and far positions and base 500; two properties are
-    tested as well: norms are preserved, and scores between rotated queries and keys depend only
-    on the offset of their positions. Angles formed in float32 are accepted, with a precision note: it is
-    how the models of ``transformers`` form them (``position_ids.float() * inv_freq.float()`` in Llama's
-    rotary embedding), so the result is what real models compute; its error grows with the position,
-    about ``|m| θ_ℓ · 2^-24`` radians, and the tolerance grows with it (``8 · 2^-23 · |m|`` of each
-    token's norm), while lower precision (half, bfloat16 angles) is rejected. The later exercises
-    that are about precision at long range (:func:`check_unrotated_outputs`,
+    ``x`` has shape ``(..., L, d)``; ``positions`` is an optional 1-D tensor of ``L`` positions (integers or
+    real numbers, default ``arange(L)``). The result must equal ``posenc.apply_rope(x, positions, base=base,
+    layout=layout)``, keep the shape and dtype of ``x`` and leave ``x`` unchanged. The hidden cases include
+    float32 and float64, leading batch and head dimensions, shuffled, real-valued and far positions and base
+    500; two properties are tested as well: norms are preserved, and scores between rotated queries and keys
+    depend only on the offset of their positions. For a float32 ``x``, angles formed in float32 are accepted,
+    with a precision note: it is how the models of ``transformers`` form them (``position_ids.float() *
+    inv_freq.float()`` in Llama's rotary embedding); the error, about ``|m| θ_ℓ · 2^-24`` radians, grows with
+    the position, and so does the tolerance (``8 · 2^-23 · |m|`` of each token's norm). For a float64 ``x``
+    they are rejected (a float64 input asks for float64 accuracy), and half or bfloat16 angles for either. The
+    later exercises on precision at long range (:func:`check_unrotated_outputs`,
     :func:`check_streaming_cache`) ask for float64 angles and name float32 ones as a mistake.
 
-    Diagnosed mistakes: not a rotation (norms change, e.g. evens and odds paired with
-    ``cat(freqs, freqs)``); rotation in the wrong direction; the other layout; ``positions`` or
-    ``base`` ignored; real positions truncated to integers; exponent ``ℓ/d`` instead of ``2ℓ/d``;
-    scores not relative; failure with leading dimensions or real-valued positions; dtype or shape
-    changed; ``x`` modified in place; exceptions.
+    Diagnosed mistakes: not a rotation (norms change, e.g. evens and odds paired with ``cat(freqs, freqs)``);
+    rotation in the wrong direction; the other layout; ``positions`` or ``base`` ignored; real positions
+    truncated to integers; exponent ``ℓ/d`` instead of ``2ℓ/d``; scores not relative; failure with leading
+    dimensions or real-valued positions; dtype or shape changed; ``x`` modified in place; exceptions.
 
     Args:
         fn: the student's function.
@@ -144,7 +141,7 @@ def check_apply_rope(fn: Callable[..., Any], layout: str = "interleaved") -> Che
         elif session.only_failed_with("far"):
             session.problem(
                 "far hint",
-                "only the case with far positions (4000 and beyond) failed: form the angles m·θ_ℓ in float64 (or at "
+                "only the cases with far positions (4000 and beyond) failed: form the angles m·θ_ℓ in float64 (or at "
                 "least float32) before taking cosines and sines, and cast only the result to the dtype of x",
             )
         elif session.only_failed_with("real"):
@@ -155,13 +152,12 @@ def check_apply_rope(fn: Callable[..., Any], layout: str = "interleaved") -> Che
                 "form the angles as positions.to(torch.float64)[:, None] * theta[None, :]",
             )
         pairs = "(2ℓ, 2ℓ+1)" if layout == "interleaved" else "(ℓ, ℓ + d/2)"
-        verified = [
+        return [
             f"matches posenc.apply_rope(layout={layout!r}, pairs {pairs}) on {session.cases - 1} hidden cases: "
             "float32 and float64, with batch and head dimensions, shuffled, real-valued and far positions, base 500",
             "preserves norms (it is a rotation); scores between rotated queries and keys depend only on the offset",
             "keeps the shape and dtype of x and leaves x unchanged",
         ]
-        return verified
 
     return _run_checker(f"rotary position embedding ({layout} layout)", fn, body,
                         reading=_probing(fn, ("rope values",), partial(_rope_probe_reference, layout=layout),
@@ -209,11 +205,15 @@ def _rope_case(session: _Session, case: dict[str, Any], layout: str) -> None:
     if bool((errors <= _rope_bound(actual_positions)).all()):
         if not bool((errors <= _rope_bound(actual_positions, strict=True)).all()):
             worst = int(torch.argmax(errors))
+            found = (f"at position {_num(float(actual_positions[worst]))} your rotated vectors differ from the "
+                     f"reference by {float(errors[worst]):.1e} of their norm, an error that grows with the position: "
+                     "the angles seem to be formed in float32")
+            if x.dtype == torch.float64:
+                raise _Problem("precision", f"in {call}, x is float64, but {found}, which loses float64's accuracy: "
+                               "form the angles, their cosines and sines in float64")
             session.note(
                 "precision",
-                f"precision note: at position {_num(float(actual_positions[worst]))} your rotated vectors differ from "
-                f"the reference by {float(errors[worst]):.1e} of their norm, an error that grows with the position: "
-                "the angles seem to be formed in float32. This is accepted (transformers' models form them so), "
+                f"precision note: {found}. This is accepted for a float32 x (transformers' models form them so), "
                 "but the error keeps growing, to up to about 3e-3 of the norm at position 50,000: forming the angles "
                 "in float64 and casting cos and sin to the dtype of x makes far positions exact to float32 rounding",
             )

@@ -25,6 +25,7 @@ import torch
 from ..rope2d import rope_matrix_2d
 from ..rotary import apply_rope
 from ._angles import _cache_layout, _positions_text, _positions_used
+from ._linear_readings import _linear_property
 from ._readings import _decode_steps, _held_keys
 from .checking import CheckResult, _close, _public, _runs_text
 from .comparing import _Case, _ladder_slip, _Mistake, _simple_checker
@@ -207,48 +208,6 @@ def _linear_one_side(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, base: fl
     phi_q, phi_k = torch.nn.functional.elu(q.double()) + 1, torch.nn.functional.elu(k.double()) + 1
     numerators = torch.tril(phi_q @ _rope(phi_k, None, base).transpose(-1, -2))
     return numerators @ v.double() / _linear_denominators(q, k)
-
-
-_FEATURE_MAPS = {
-    "relu(x) + 1": lambda x: torch.relu(x) + 1, "relu(x)": torch.relu, "exp(x)": torch.exp,
-    "elu(x) (without + 1)": torch.nn.functional.elu, "softplus(x)": torch.nn.functional.softplus,
-    "x itself (no feature map)": lambda x: x, "sigmoid(x)": torch.sigmoid, "tanh(x) + 1": lambda x: torch.tanh(x) + 1,
-    "x²": lambda x: x**2, "|x|": torch.abs, "softmax(x) over the features": lambda x: x.softmax(-1),
-    "exp(-x)": lambda x: torch.exp(-x), "x + 1": lambda x: x + 1,
-}
-
-
-def _linear_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
-    """Which feature map, and which denominator, the answer used."""
-    q, k, v, base = (arg.double() if isinstance(arg, torch.Tensor) else arg for arg in case.args)
-    for name, phi in _FEATURE_MAPS.items():
-        phi_q, phi_k = phi(q), phi(k)
-        numerators = torch.tril(_rope(phi_q, None, base) @ _rope(phi_k, None, base).T)
-        denominators = torch.tril(phi_q @ phi_k.T).sum(-1, keepdim=True)
-        if _close(got, numerators @ v / denominators, atol=1e-4):
-            return (f"your feature map is {name}: this exercise's φ is elu(x) + 1 (torch.nn.functional.elu(x) + 1), "
-                    "positive and smooth")
-    def elu1(x: torch.Tensor) -> torch.Tensor:
-        return torch.nn.functional.elu(x) + 1
-
-    for side in ("queries", "keys"):
-        for name, phi in _FEATURE_MAPS.items():
-            phi_q, phi_k = (phi(q), elu1(k)) if side == "queries" else (elu1(q), phi(k))
-            numerators = torch.tril(_rope(phi_q, None, base) @ _rope(phi_k, None, base).T)
-            if _close(got, numerators @ v / torch.tril(phi_q @ phi_k.T).sum(-1, keepdim=True), atol=1e-4):
-                return (f"your feature map on the {side} is {name}, while the other side gets elu(x) + 1: apply the "
-                        "same φ = elu(x) + 1 to the queries and to the keys")
-    phi_q, phi_k = elu1(q), elu1(k)
-    numerators = torch.tril(_rope(phi_q, None, base) @ _rope(phi_k, None, base).T) @ v
-    implied = numerators / got.double()
-    if bool(torch.allclose(implied, implied[:, :1].expand_as(implied), rtol=1e-6)):
-        full = (phi_q @ phi_k.T).sum(-1, keepdim=True)
-        if _close(implied[:, :1], full):
-            return ("your numerator is right but your denominator is not causal: it sums φ(q_i)^T φ(k_j) over every "
-                    "key, where causal attention sums over j <= i only, like the numerator")
-        return ("your numerator is right but your denominator is not Σ_{j<=i} φ(q_i)^T φ(k_j), the causal, "
-                "unrotated sum of the same features")
-    return None
 
 
 def _linear_cases(generator: torch.Generator) -> list[_Case]:
