@@ -300,3 +300,16 @@ def test_report_lists_fragile_claims_and_fails_on_a_failed_one(tmp_path, capsys)
     claims_file.write_text(json.dumps([_record("broken", 1.5, -0.5, held=False)]))
     assert claims_tool.report(claims_file, None, tmp_path) == 1
     assert "FAILED  07_rope_long_range broken" in capsys.readouterr().out
+
+
+def test_check_reports_what_a_cell_writes_to_stderr():
+    """The build turns stderr into a warning (stderr_output: warn) and fails under -W, so check reports it."""
+    cell = nbformat.v4.new_code_cell("import warnings; warnings.warn('x')")
+    cell.outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="fine\n"),
+        nbformat.v4.new_output("stream", name="stderr", text="/tmp/a.py:3: PerformanceWarning: indexing past\n  x\n"),
+    ]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("Text."), cell])
+    assert claims_tool.stderr_outputs(notebook) == ["cell 1: /tmp/a.py:3: PerformanceWarning: indexing past x"]
+    cell.outputs = cell.outputs[:1]
+    assert claims_tool.stderr_outputs(notebook) == []

@@ -151,8 +151,23 @@ def check(paths: list[Path], timeout: int) -> int:
         if twice:
             print(f"  keys glued by two cells (a label stated twice; the build fails on it): {twice}")
             failed = True
+        printed = stderr_outputs(notebook)
+        if printed:
+            print("  cells that write to stderr (the build, stderr_output: warn under -W, fails on them):")
+            print("\n".join(f"    {line}" for line in printed))
+            failed = True
         print(f"  {len(rows)} claims, {sum(row.fragile for row in rows)} fragile (margin < {FRAGILE_MARGIN})")
     return 1 if failed else 0
+
+
+def stderr_outputs(notebook: nbformat.NotebookNode) -> list[str]:
+    """The stderr outputs of an executed notebook, one line each: the cell's index and the text's start."""
+    return [
+        f"cell {index}: {' '.join(output.get('text', '').split())[:160]}"
+        for index, cell in enumerate(notebook.cells)
+        for output in cell.get("outputs", [])
+        if output.get("output_type") == "stream" and output.get("name") == "stderr"
+    ]
 
 
 @dataclass(frozen=True)
