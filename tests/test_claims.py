@@ -313,3 +313,17 @@ def test_check_reports_what_a_cell_writes_to_stderr():
     assert claims_tool.stderr_outputs(notebook) == ["cell 1: /tmp/a.py:3: PerformanceWarning: indexing past x"]
     cell.outputs = cell.outputs[:1]
     assert claims_tool.stderr_outputs(notebook) == []
+
+
+def test_a_key_glued_twice_by_one_cell_is_reported():
+    """myst-nb warns of a duplicate glue key whether one cell or two glue it (a claim's -min and a glue)."""
+    def glued(name):
+        return nbformat.v4.new_output("display_data", data={"text/plain": "1"},
+                                      metadata={"scrapbook": {"name": name, "mime_prefix": ""}})
+
+    cell = nbformat.v4.new_code_cell("claims.at_most('span', ...); claims.glue('span-min', 0)")
+    cell.outputs = [glued("span-min"), glued("span-max"), glued("span-min")]
+    notebook = nbformat.v4.new_notebook(cells=[cell])
+    assert claims_tool.glued_twice(notebook) == ["span-min"]
+    cell.outputs = cell.outputs[:2]
+    assert claims_tool.glued_twice(notebook) == []

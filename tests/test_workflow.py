@@ -82,7 +82,7 @@ def test_the_workflow_runs_make_test_which_prints_the_pdf() -> None:
     lanes = re.findall(r"^test-(?:sites|runs):.*\n((?:\t.*\n)+)", makefile, re.M)
     steps = re.findall(r"\$\(call timed,([\w-]+)[^)]*\)", "".join(lanes))
     every_step = ["unit", "build-test", "seeds-test", "outside-test", "browser", "student-test", "pdf-test",
-                  "assignments", "i18n-check", "zh-site-test", "browser-zh", "pdf-zh-test"]
+                  "assignments", "i18n-check", "zh-site-test", "browser-zh", "student-zh-test", "pdf-zh-test"]
     assert sorted(steps) == sorted(every_step)
     pdf_test = re.search(r"^pdf-test:.*\n\t(.*)$", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M)
     site = "$(TEST_OUTPUT)/_build/html"

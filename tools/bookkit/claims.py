@@ -73,13 +73,14 @@ def glued_keys(notebook: nbformat.NotebookNode) -> set[str]:
 
 
 def glued_twice(notebook: nbformat.NotebookNode) -> list[str]:
-    """Glue keys that two cells of an executed notebook glue: myst-nb warns, so the build fails."""
-    cells_of: dict[str, set[int]] = {}
-    for index, cell in enumerate(notebook.cells):
+    """Glue keys that an executed notebook glues twice, by two cells or by one: myst-nb warns, so the build fails."""
+    outputs_of: dict[str, int] = {}
+    for cell in notebook.cells:
         for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
             if "scrapbook" in output.get("metadata", {}):
-                cells_of.setdefault(output["metadata"]["scrapbook"]["name"], set()).add(index)
-    return sorted(key for key, cells in cells_of.items() if len(cells) > 1)
+                name = output["metadata"]["scrapbook"]["name"]
+                outputs_of[name] = outputs_of.get(name, 0) + 1
+    return sorted(key for key, count in outputs_of.items() if count > 1)
 
 
 def glue_references(notebook: nbformat.NotebookNode) -> list[str]:
@@ -149,7 +150,7 @@ def check(paths: list[Path], timeout: int) -> int:
             failed = True
         twice = glued_twice(notebook)
         if twice:
-            print(f"  keys glued by two cells (a label stated twice; the build fails on it): {twice}")
+            print(f"  keys glued twice (a label stated twice; the build fails on it): {twice}")
             failed = True
         printed = stderr_outputs(notebook)
         if printed:
