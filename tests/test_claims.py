@@ -327,3 +327,20 @@ def test_a_key_glued_twice_by_one_cell_is_reported():
     assert claims_tool.glued_twice(notebook) == ["span-min"]
     cell.outputs = cell.outputs[:2]
     assert claims_tool.glued_twice(notebook) == []
+
+
+def test_decimals_glue_the_extremes_rounded_outwards(monkeypatch):
+    """'2.9x or more' of 2.87 is false once rounded: with decimals the -min is floored, the -max ceiled."""
+    import posenc.claims as claims_module
+
+    shown: dict[str, object] = {}
+    monkeypatch.setattr(claims_module, "_display", lambda name, value, record: shown.__setitem__(name, value))
+    ledger = Ledger("09_t")
+    ledger.at_least("slow-down", "slows every turning pair by at least 2.5x", [2.8651, 3.2], 2.5, decimals=1)
+    assert shown["slow-down-min"] == 2.8 and shown["slow-down-max"] == 3.2
+    ledger.at_most("lookback", "at most 0.9", [0.4, 0.8638], 0.9, decimals=2)
+    assert shown["lookback-min"] == 0.4 and shown["lookback-max"] == 0.87
+    ledger.at_least("jump", "at least 30 %", [0.418, 0.9], 0.3)  # by default as measured
+    assert shown["jump-min"] == 0.418
+    with pytest.raises(ValueError, match="decimals must be an integer >= 0"):
+        ledger.at_least("other", "words", [1.0, 2.0], 0.5, decimals=-1)

@@ -191,7 +191,10 @@ class Ledger:
             raise ValueError(f"between needs low < high, got low={low!r}, high={high!r}")
         self._interval(label, words, value, "between", {"low": low, "high": high})
 
-    def at_least(self, label: str, words: str, value: object, bound: float, *, scale: float | None = None) -> None:
+    def at_least(
+        self, label: str, words: str, value: object, bound: float, *, scale: float | None = None,
+        decimals: int | None = None,
+    ) -> None:
         """Claim ``value >= bound`` (for several values: each of them).
 
         Args:
@@ -201,15 +204,22 @@ class Ledger:
                 ``(value - bound) / scale``. By default ``|bound|`` (and no margin for a bound of
                 0). Give the natural room of the quantity where ``|bound|`` is not it, e.g.
                 ``scale=0.06`` for an accuracy of at least 0.94 (the room up to 1).
+            decimals: for several values, the decimals the prose shows ``label-min`` and
+                ``label-max`` with (2 for ``:.2f`` or ``:.0%``): they are then glued rounded
+                outwards, the minimum down and the maximum up, so that "0.86 or more" or "at most
+                0.87" stays true of the values once rounded. By default they are glued as measured.
 
         Raises:
-            TypeError, ValueError: as for :meth:`between`, and if ``bound`` is not finite or
-                ``scale`` is not a finite number > 0.
+            TypeError, ValueError: as for :meth:`between`, and if ``bound`` is not finite,
+                ``scale`` is not a finite number > 0 or ``decimals`` is not an integer ≥ 0.
             ClaimError: if a value is below ``bound`` or is NaN.
         """
-        self._one_sided(label, words, value, bound, scale, "at_least")
+        self._one_sided(label, words, value, bound, scale, "at_least", decimals)
 
-    def at_most(self, label: str, words: str, value: object, bound: float, *, scale: float | None = None) -> None:
+    def at_most(
+        self, label: str, words: str, value: object, bound: float, *, scale: float | None = None,
+        decimals: int | None = None,
+    ) -> None:
         """Claim ``value <= bound`` (for several values: each of them).
 
         Args:
@@ -217,12 +227,13 @@ class Ledger:
             bound: the finite upper bound.
             scale: the width the margin is measured against: the margin is
                 ``(bound - value) / scale``; by default ``|bound|`` (no margin for a bound of 0).
+            decimals: as for :meth:`at_least`.
 
         Raises:
             TypeError, ValueError: as for :meth:`at_least`.
             ClaimError: if a value is above ``bound`` or is NaN.
         """
-        self._one_sided(label, words, value, bound, scale, "at_most")
+        self._one_sided(label, words, value, bound, scale, "at_most", decimals)
 
     def close_to(
         self, label: str, words: str, value: object, target: float, *, abs_tol: float = 0.0, rel_tol: float = 0.0
@@ -377,9 +388,12 @@ class Ledger:
         self._numeric(label, words, value, form, bounds, margin)
 
     def _one_sided(
-        self, label: str, words: str, value: object, bound: float, scale: float | None, form: str
+        self, label: str, words: str, value: object, bound: float, scale: float | None, form: str,
+        decimals: int | None = None,
     ) -> None:
         """``at_least`` or ``at_most``: the margin is the room beyond ``bound`` over ``scale``."""
+        if decimals is not None and (isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0):
+            raise ValueError(f"decimals must be an integer >= 0 (those the prose shows), got {decimals!r}")
         bound = _finite("bound", bound)
         scale = abs(bound) if scale is None else _positive("scale", scale)
         direction = 1.0 if form == "at_least" else -1.0
@@ -389,7 +403,7 @@ class Ledger:
             return room / scale if scale else room
 
         bounds = {"low": bound} if form == "at_least" else {"high": bound}
-        self._numeric(label, words, value, form, bounds, margin, has_width=bool(scale))
+        self._numeric(label, words, value, form, bounds, margin, has_width=bool(scale), decimals=decimals)
 
     def _numeric(
         self,
@@ -400,6 +414,7 @@ class Ledger:
         bounds: dict[str, float],
         margin_of: Any,
         has_width: bool = True,
+        decimals: int | None = None,
     ) -> None:
         self._check_label_and_words(label, words)
         measured = _numbers(value)
@@ -431,8 +446,12 @@ class Ledger:
                 f"expected {claim.describe_bounds()}"
             )
         if several and not self.trial:
-            _display(f"{label}-min", min(measured), None)
-            _display(f"{label}-max", max(measured), None)
+            low, high = min(measured), max(measured)
+            if decimals is not None:  # outwards, so that the rounded number the prose shows stays true
+                low, high = (rounder(x * 10**decimals) / 10**decimals for rounder, x in ((math.floor, low),
+                                                                                            (math.ceil, high)))
+            _display(f"{label}-min", low, None)
+            _display(f"{label}-max", high, None)
 
     def _record(self, claim: Claim) -> None:
         self.claims[claim.label] = claim
