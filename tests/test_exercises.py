@@ -4875,3 +4875,96 @@ def test_the_readings_after_batch_25_leave_right_answers_alone():
     assert_passes(check_relative_shift(transformer_xl_rel_shift))
     assert_passes(check_expected_score(reference_expected_score))
     assert_passes(check_linear_rope_attention(reference_linear_rope_attention))
+
+
+# --------------------------------------------------------------------------- readings after batch 26
+
+
+@pytest.mark.parametrize("fn", [lambda c, n: torch.arange(max(c - 1, 0), max(c - 1, 0) + n),
+                                lambda c, n: [c - 1 + t for t in range(n)]])
+def test_decode_positions_one_early_are_not_called_the_last_cached_ones(fn):
+    text = feedback(check_decode_positions(fn))
+    assert "start" in text and "at cache_len - 1" in text and "the last num_new cached tokens" not in text, text
+
+
+@pytest.mark.parametrize("fn", [lambda n, d: (3 * n * d, n * d, n * d), lambda n, d: [n * d, 3 * n * d, n * d]])
+def test_parameter_counts_in_another_order_are_named_as_an_order(fn):
+    text = feedback(check_position_parameter_counts(fn))
+    assert "your three counts are the right ones in the wrong order" in text, text
+    assert "shifted by one step" not in text and "only one projection counted" not in text, text
+
+
+def _asymmetry_complex64(query, key, offsets, base=10000.0):
+    theta = 1.0 / base ** (torch.arange(0, query.shape[-1], 2, dtype=torch.float32) / query.shape[-1])
+    h = torch.complex(query[0::2].float(), query[1::2].float()).conj() * torch.complex(key[0::2].float(),
+                                                                                    key[1::2].float())
+    angles = offsets.float()[:, None] * theta
+    return ((h * torch.exp(1j * angles)).sum(-1).real - (h * torch.exp(-1j * angles)).sum(-1).real).double()
+
+
+def _asymmetry_float32_sines(query, key, offsets, base=10000.0):
+    theta = base ** (-torch.arange(0, query.shape[-1], 2) / query.shape[-1])  # float32: an int tensor divided
+    imag = query[0::2] * key[1::2] - query[1::2] * key[0::2]
+    return -2 * torch.sin(offsets[:, None] * theta).double() @ imag
+
+
+@pytest.mark.parametrize("fn", [_asymmetry_complex64, _asymmetry_float32_sines])
+def test_score_asymmetry_with_float32_angles_fails_on_far_offsets_as_precision(fn):
+    assert_fails_with(check_score_asymmetry(fn), "your angles δθ_ℓ are formed in float32")
+
+
+def _rope_2d_blocks(x, rows, columns, base=10000.0, row_first=True):
+    quads = x.unflatten(-1, (x.shape[-1] // 4, 4))
+    first, second = quads[..., :2].flatten(-2), quads[..., 2:].flatten(-2)
+    first = apply_rope(first, rows if row_first else columns, base=base)
+    second = apply_rope(second, columns if row_first else rows, base=base)
+    return torch.stack((first.unflatten(-1, (-1, 2)), second.unflatten(-1, (-1, 2))), -2).flatten(-3)
+
+
+@pytest.mark.parametrize(("fn", "said"), [
+    (_rope_2d_blocks, "your coordinates 0-1, 4-5 turn at the row and 2-3, 6-7 at the column (they alternate"),
+    (partial(_rope_2d_blocks, row_first=False), "your coordinates 2-3, 6-7 turn at the row and 0-1, 4-5 at the column"),
+])
+def test_2d_rope_with_pairs_alternating_between_row_and_column_says_which_pairs(fn, said):
+    assert_fails_with(check_apply_rope_2d(fn), said, "split with x[..., :d/2] and x[..., d/2:]")
+
+
+def _skew_by_r_loop(rel_logits):
+    q_len, k_len = rel_logits.shape[-2:]
+    out = torch.zeros_like(rel_logits)
+    for r in range(q_len):
+        out[..., r, : k_len - r] = rel_logits[..., r, r:]
+    return out
+
+
+def _skew_by_r_gather(rel_logits):
+    q_len, k_len = rel_logits.shape[-2:]
+    source = torch.arange(k_len)[None, :] + torch.arange(q_len)[:, None]
+    gathered = torch.gather(rel_logits, -1, source.clamp(max=k_len - 1).expand_as(rel_logits))
+    return torch.where(source < k_len, gathered, torch.zeros((), dtype=rel_logits.dtype))
+
+
+@pytest.mark.parametrize("fn", [_skew_by_r_loop, _skew_by_r_gather])
+def test_a_skew_that_moves_row_r_by_r_is_named_with_its_direction(fn):
+    assert_fails_with(check_relative_shift(fn), "rel_logits[..., r, j + r] (0 where it runs past the end of the row)",
+                      "you moved row r left by r", "row r moves left by Lq - 1 - r")
+
+
+def test_the_readings_after_batch_26_leave_right_answers_alone():
+    from posenc.exercises.foundations import reference_position_parameter_counts
+    from posenc.exercises.longrange import reference_score_asymmetry
+    from posenc.exercises.rotations import reference_decode_positions
+
+    assert_passes(check_score_asymmetry(reference_score_asymmetry))
+    assert_passes(check_position_parameter_counts(reference_position_parameter_counts))
+    assert_passes(check_decode_positions(reference_decode_positions))
+    assert_passes(check_apply_rope_2d(apply_rope_2d))
+    text = feedback(check_alibi_bias_from_slopes(lambda s, n: -s[:, None, None] * (torch.arange(n)[None, :]
+                                                                                  - torch.arange(n)[:, None]).abs()))
+    assert "entries above the diagonal are not checked" in text, text
+
+
+@pytest.mark.parametrize("fn", [lambda c, w, s=4: reference_streaming_cache(c, w, s)[..., s:, :],
+                                lambda c, w, s=4: apply_rope(c[..., -w:, :], torch.full((w,), -(c.shape[-2] - w)))])
+def test_a_streaming_cache_without_its_sinks_says_they_were_dropped(fn):
+    assert_fails_with(check_streaming_cache(fn), "as many as the window: you dropped the sinks")

@@ -228,9 +228,49 @@ def _pairing(fn: Callable[..., Any], dim: int, layout: str) -> str | None:
             f"d = {dim}): {shown}{', ...' if len(pairs) > 6 else ''}; the {layout} layout pairs {right}")
 
 
+def _pairs_axes(got: torch.Tensor, x: torch.Tensor, rows: torch.Tensor, columns: torch.Tensor,
+                base: float) -> str | None:
+    """Which interleaved pairs (2p, 2p + 1) turn at the row and which at the column, when not the two halves.
+
+    A pair is read as following an axis when it is x's pair turned by that axis's positions times some
+    frequency of 1-D RoPE (of dimension d/2 or d); said only when every pair follows exactly one axis.
+    """
+    dim = x.shape[-1]
+    if got.shape != x.shape or dim % 4 or torch.equal(rows.double(), columns.double()):
+        return None
+    frequencies = torch.cat((rope_frequencies(dim // 2, base), rope_frequencies(dim, base))).double()
+    axes = []
+    for pair in range(dim // 2):
+        followed = set()
+        for name, where in (("row", rows), ("column", columns)):
+            for theta in frequencies:
+                turned = apply_rope(x[..., 2 * pair : 2 * pair + 2], where, frequencies=theta[None])
+                if bool(torch.allclose(got[..., 2 * pair : 2 * pair + 2], turned, atol=1e-5, rtol=1e-5)):
+                    followed.add(name)
+                    break
+        if len(followed) != 1:
+            return None
+        axes.append(followed.pop())
+    right = ["row"] * (dim // 4) + ["column"] * (dim // 4)
+    if axes == right:
+        return None
+
+    def coordinates(axis: str) -> str:
+        return ", ".join(f"{2 * p}-{2 * p + 1}" for p, name in enumerate(axes) if name == axis) or "none"
+
+    blocks = " (they alternate in pairs between the row and the column, blocks of four)" if axes == [
+        "row", "column"] * (dim // 4) else ""
+    return (f"your coordinates {coordinates('row')} turn at the row and {coordinates('column')} at the column"
+            f"{blocks}: the first d/2 coordinates all turn at the row and the last d/2 at the column, split with "
+            "x[..., :d/2] and x[..., d/2:]")
+
+
 def _halves_positions(got: torch.Tensor, x: torch.Tensor, rows: torch.Tensor, columns: torch.Tensor,
                       base: float) -> str | None:
-    """Axial 2-D RoPE read half by half: the positions each half turns the tokens by, when they are not its own."""
+    """Axial 2-D RoPE read pair by pair (which pairs follow the row, which the column), else half by half."""
+    by_pairs = _pairs_axes(got, x, rows, columns, base)
+    if by_pairs is not None:
+        return by_pairs
     half = x.shape[-1] // 2
     said = []
     for name, part, where in (("first half (rows)", slice(0, half), rows), ("second half (columns)",

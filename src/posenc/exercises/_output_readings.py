@@ -201,6 +201,8 @@ def _shifted(got: torch.Tensor, expected: torch.Tensor, axis: int, step: int) ->
     if size < abs(step) + 2:
         return False
     got, expected = got.double(), expected.double()
+    if size - abs(step) < 3 and got.dim() == 1 and torch.equal(got.sort().values, expected.sort().values):
+        return False  # on so few entries a shift and a reordering of the right values cannot be told apart
     if step > 0:
         mine, theirs = got.narrow(axis, 0, size - step), expected.narrow(axis, step, size - step)
     else:

@@ -177,7 +177,8 @@ def check_alibi_bias_from_slopes(fn: Callable[..., Any]) -> CheckResult:
     """
     return _simple_checker(
         "ALiBi bias from slopes", fn, _from_slopes_cases, reference_alibi_bias_from_slopes, _FROM_SLOPES_MISTAKES,
-        ["m_r (j - i) on every visible entry, for 6 hidden sets of slopes (2 not ALiBi's) and lengths"],
+        ["m_r (j - i) on every visible entry (j <= i), for 6 hidden sets of slopes (2 not ALiBi's) and lengths; "
+         "entries above the diagonal are not checked (the causal mask hides them), so -m_r |j - i| passes too"],
         what="the bias", view=_visible, properties=[_from_slopes_property], axes=_PER_HEAD,
     )
 

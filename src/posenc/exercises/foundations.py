@@ -288,6 +288,19 @@ _COUNT_MISTAKES = [
 ]
 
 
+def _count_order(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
+    """The three right counts in another order: said before any reading of one count."""
+    if got.shape != expected.shape or torch.equal(got, expected):
+        return None
+    if not torch.equal(got.sort().values, expected.sort().values):
+        return None
+    # Two of the right counts are equal (N d), so any other order moves exactly two parts: an exchange.
+    first, second = (index + 1 for index in range(3) if int(got[index]) != int(expected[index]))
+    return (f"your three counts are the right ones in the wrong order (parts {first} and {second} exchanged): return "
+            "them as (part 1: the learned table, part 2: one-hot then one linear map, part 3: one-hot concatenated "
+            "into Q, K and V) = (N d, N d, 3 N d)")
+
+
 def _count_parts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
     """Which of the three counts is wrong, and by how much in terms of N and d."""
     n, d = case.args
@@ -351,13 +364,13 @@ def check_position_parameter_counts(fn: Callable[..., Any]) -> CheckResult:
     The answer is ``(N d, N d, 3 N d)``: a learned table, the position part of one linear map after
     the one-hot concatenation, and the extra weights of Q, K and V fed the concatenation. Named
     mistakes: the whole map counted, one or two projections instead of three, N + d, a free one-hot
-    map, N², biases counted. Any other wrong count is said part by part, with its difference in
-    terms of N and d.
+    map, N², biases counted; the right counts in another order. Any other wrong count is said part
+    by part, with its difference in terms of N and d.
     """
     return _simple_checker(
         "parameter counts", fn, _count_cases, reference_position_parameter_counts, _COUNT_MISTAKES,
         ["the three counts are right, BERT-base included (393,216, 393,216 and 1,179,648)"],
-        what="the three counts", atol=0.0, rtol=0.0, properties=[_count_parts],
+        what="the three counts", atol=0.0, rtol=0.0, properties=[_count_order, _count_parts],
     )
 
 

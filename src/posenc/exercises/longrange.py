@@ -269,7 +269,18 @@ def _score(q, k, offsets, base, layout="interleaved"):
     return rotated @ q.double()
 
 
+def _asymmetry_float32_angles(q, k, offsets, base=10000.0):
+    """s(δ) - s(-δ) with its angles δθ_ℓ formed in float32, the rest in float64."""
+    theta = _theta(q.shape[-1], base).float()
+    sines = (offsets.float()[:, None] * theta).double().sin()
+    return -2 * sines @ (q.double()[0::2] * k.double()[1::2] - q.double()[1::2] * k.double()[0::2])
+
+
 _ASYMMETRY_MISTAKES = [
+    _Mistake("asymmetry float32 angles", "your angles δθ_ℓ are formed in float32: at an offset such as 100,000 "
+             "float32 keeps about 3 decimals of the angle, and the sines inherit the error; the query and key are "
+             "float64, so form θ_ℓ and δθ_ℓ in float64 (offsets.double()[:, None] * theta.double())",
+             _asymmetry_float32_angles, tolerance=3e-2),
     _Mistake("asymmetry sign", "your difference has the wrong sign: either the subtraction is the "
              "other way round, s(-δ) - s(δ), or the other vector is conjugated, conj(k_ℓ) q_ℓ where h_ℓ = conj(q_ℓ) "
              "k_ℓ (both give these numbers)",
@@ -364,6 +375,12 @@ def _asymmetry_cases(generator: torch.Generator) -> list[_Case]:
         q, k = (torch.randn(dim, generator=generator, dtype=torch.float64) for _ in range(2))
         cases.append(_Case((q, k, torch.arange(1, 60), base), f"fn(query, key of dim {dim}, offsets=1..59, "
                            f"base={base:g})"))
+    # Far offsets, as the chapter's own checks use (to 10^5 at d = 64): there angles formed in float32 are off by
+    # about 1e-3 rad, beyond the tolerance, which a float64 input must not show.
+    q, k = (torch.randn(64, generator=generator, dtype=torch.float64) for _ in range(2))
+    far = torch.cat((torch.arange(1, 60), torch.arange(4000, 100001, 4000)))  # near ones too: a slip's region shows
+    cases.append(_Case((q, k, far, 10000.0), "fn(query, key of dim 64, offsets=1..59 and 4000, 8000, ..., 100000, "
+                       "base=10000)"))
     return cases
 
 
@@ -373,12 +390,12 @@ def check_score_asymmetry(fn: Callable[..., Any]) -> CheckResult:
 
     Computed directly from rotations or with the formula ``-2 Σ Im(h_ℓ) sin(δθ_ℓ)``: both pass
     (within 1e-5). Named mistakes: the sign, no factor 2, the sum instead of the difference, the
-    half layout, an absolute value, cosine instead of sine; otherwise which two scores ``s(aδ) - s(bδ)``
-    were subtracted.
+    half layout, an absolute value, cosine instead of sine, angles formed in float32 (seen at the
+    offsets up to 100,000 of one case); otherwise which two scores ``s(aδ) - s(bδ)`` were subtracted.
     """
     return _simple_checker(
         "score asymmetry", fn, _asymmetry_cases, reference_score_asymmetry, _ASYMMETRY_MISTAKES,
-        ["s(δ) - s(-δ) is right for 3 hidden random pairs of vectors"],
+        ["s(δ) - s(-δ) is right for 4 hidden random pairs of vectors, one with offsets up to 100,000"],
         what="the differences", atol=1e-6, properties=[_asymmetry_property],
     )
 

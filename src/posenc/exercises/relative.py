@@ -483,6 +483,9 @@ def _source_formula(answers: list[tuple[torch.Tensor, torch.Tensor]]) -> str | N
                     found.add(said)
                 if not bool(inside[visible].all()) and torch.equal(gathered[visible], got[visible]):
                     found.add(f"{said}, clamped to 0 .. Lk - 1")
+                zeroed = torch.where(inside, gathered, torch.zeros((), dtype=gathered.dtype))  # a shift filled with 0
+                if not bool(inside[visible].all()) and torch.equal(zeroed[visible], got[visible]):
+                    found.add(f"{said}, and 0 where it runs past the end of the row")
                 wrapped = torch.gather(rel_logits, -1, (source % k_len).expand_as(rel_logits))  # a roll: mod Lk
                 if not bool(inside[visible].all()) and torch.equal(wrapped[visible], got[visible]):
                     found.add(f"({said}) mod Lk")
@@ -492,5 +495,11 @@ def _source_formula(answers: list[tuple[torch.Tensor, torch.Tensor]]) -> str | N
     formula = sorted(fits, key=len)[0]
     roll = (": a roll (torch.roll) wraps the columns around, and by the wrong amount or the wrong way; the skew moves "
             "row r left by Lq - 1 - r") if "mod" in formula else ""
-    return (f"on every case your entry (r, j) is rel_logits[..., r, {formula}]{roll}: the right one is rel_logits[..., "
-            "r, j + Lq - 1 - r] (column c holds the offset c - (Lk - 1), so column j + Lq - 1 - r holds j - i)")
+    if formula.startswith("j + r") and not roll:
+        roll = (": you moved row r left by r, an amount that grows with r; the skew runs the other way, row r moves "
+                "left by Lq - 1 - r (the last query keeps its row as it is)")
+    index, _, zeros = formula.partition(", and 0 where")
+    zeros = f" (0 where {zeros.strip()})" if zeros else ""
+    return (f"on every case your entry (r, j) is rel_logits[..., r, {index}]{zeros}{roll}: the right one is "
+            "rel_logits[..., r, j + Lq - 1 - r] (column c holds the offset c - (Lk - 1), so column j + Lq - 1 - r "
+            "holds j - i)")

@@ -141,8 +141,8 @@ def check_apply_rope(fn: Callable[..., Any], layout: str = "interleaved") -> Che
         elif session.only_failed_with("far"):
             session.problem(
                 "far hint",
-                "only the cases with far positions (4000 and beyond) failed: form the angles m·θ_ℓ in float64 (or at "
-                "least float32) before taking cosines and sines, and cast only the result to the dtype of x",
+                "only the cases with far positions (4000 and beyond) failed: form the angles m·θ_ℓ in float64 before "
+                "cosines and sines (float32 angles suit a float32 x only); cast only the result to the dtype of x",
             )
         elif session.only_failed_with("real"):
             session.problem(

@@ -282,6 +282,11 @@ def _decode_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> 
     if not bool((shift == shift[0]).all()):
         return None
     amount = int(shift[0])
+    # With one new token a start one early and the last num_new cached positions are the same answer: only a case
+    # with num_new > 1 tells them apart, so only there is one of them said.
+    if amount == -1:
+        return ("your positions start one early, at cache_len - 1 (the position of the last cached token): the new "
+                "tokens start at cache_len, after the cache")
     if amount == -num_new:
         return ("your positions end at cache_len - 1: they are those of the last num_new cached tokens; the new "
                 "tokens start at cache_len, after the cache")
@@ -456,8 +461,9 @@ def _stream_sizes(shape: tuple[int, ...], case: _Case) -> str | None:
     if kept == sinks or kept < 0:
         return None
     if kept == 0:
-        return (f"your cache has {shape[-2]} keys, as many as the window: it holds the {sinks} sinks and the last "
-                f"{window} keys, sinks + window = {sinks + window} of them")
+        return (f"your cache has {shape[-2]} keys, as many as the window: you dropped the sinks (or put them in place "
+                f"of the window's oldest keys); the cache keeps the {sinks} sinks and the last {window} keys, sinks + "
+                f"window = {sinks + window} of them")
     return (f"your cache has {shape[-2]} keys, window + {kept}: with the window of {window}, that is {kept} sinks "
             f"where the argument asks for sinks = {sinks} (a fixed number in the code ignores it)")
 
