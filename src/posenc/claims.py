@@ -448,8 +448,8 @@ class Ledger:
         if several and not self.trial:
             low, high = min(measured), max(measured)
             if decimals is not None:  # outwards, so that the rounded number the prose shows stays true
-                low, high = (rounder(x * 10**decimals) / 10**decimals for rounder, x in ((math.floor, low),
-                                                                                            (math.ceil, high)))
+                unit = 10**decimals
+                low, high = math.floor(low * unit) / unit, math.ceil(high * unit) / unit
             _display(f"{label}-min", low, None)
             _display(f"{label}-max", high, None)
 
