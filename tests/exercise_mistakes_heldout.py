@@ -351,6 +351,11 @@ at the row and 2-3, 6-7 at the column"); a relative shift that reads rel_logits[
 r"; a streaming cache without its sinks says so; ALiBi's pass says that entries above the diagonal are not checked.
 Batch 26 then reads 102/102 rejected, 91/102 named by the keywords (no longer held out); all batches 1047/1048
 rejected (the sinusoidal table with float32 angles, accepted by design), 986/1048 named by the keywords.
+Then (2026-11-29, 07:40 UTC) the sinusoidal table with float32 angles is rejected on the long table, where it drifts by
+about i·2^-24 from the float64 reference, and named ("the angles i·θ_ℓ are formed in float32, as d2l's ... tables
+do"): chapter 3 forms its angles in float64 and its exercise asks for torch.allclose on a long table, which such a
+table misses. RoPE on a float32 x with float32 angles keeps its note (chapter 7: production code forms them so). All
+batches: 1048/1048 rejected, 987/1048 named by the keywords, none held out.
 """
 
 from __future__ import annotations

@@ -46,20 +46,19 @@ Checkers:
   :func:`check_dynamic_ntk_frequencies`, :func:`check_yarn_frequencies`,
   :func:`check_llama3_frequencies`: one per context-extension rule of Part V
 
-The package is organised as two modules of shared machinery, :mod:`posenc.exercises.checking`
-(running the student's function, collecting and reporting problems) and
-:mod:`posenc.exercises.comparing` (comparing with a reference, naming the mistake that explains the
-wrong entries or the property they break, with the readings that need no mistake model in a private
-module, ``posenc.exercises._readings``), the catalogue of generic readings shared by every checker (the private
-module ``posenc.exercises._transforms``: the transformation of the right answer that gives a wrong
-one, an argument one off, doubled, squared or inverted, the output scaled, shifted, permuted or signed in part, a
-causal sum that sees later rows; each checker's docstring lists them), and one module per family
-of checkers: :mod:`posenc.exercises.attention`, :mod:`posenc.exercises.foundations`,
-:mod:`posenc.exercises.absolute`, :mod:`posenc.exercises.relative`,
-:mod:`posenc.exercises.relative_biases`, :mod:`posenc.exercises.biases`, :mod:`posenc.exercises.rotary`,
-:mod:`posenc.exercises.rotations`, :mod:`posenc.exercises.heads`, :mod:`posenc.exercises.longrange`,
-:mod:`posenc.exercises.extrapolation`, :mod:`posenc.exercises.scaling` and
-:mod:`posenc.exercises.by_parts` (the last two share the machinery of
+The package is organised as two modules of shared machinery, :mod:`posenc.exercises.checking` (running the
+student's function, collecting and reporting problems) and :mod:`posenc.exercises.comparing` (comparing with a
+reference, naming the mistake that explains the wrong entries or the property they break, with the readings that
+need no mistake model in a private module, ``posenc.exercises._readings``), the catalogue of generic readings
+shared by every checker (the private module ``posenc.exercises._transforms``: the transformation of the right
+answer that gives a wrong one, an argument one off, doubled, squared or inverted, the output scaled, shifted,
+permuted or signed in part, a causal sum that sees later rows; each checker's docstring lists them), and one
+module per family of checkers: :mod:`posenc.exercises.attention`, :mod:`posenc.exercises.foundations`,
+:mod:`posenc.exercises.padded_positions`, :mod:`posenc.exercises.sinusoidal`, :mod:`posenc.exercises.relative`,
+:mod:`posenc.exercises.t5_buckets`, :mod:`posenc.exercises.alibi_slopes`, :mod:`posenc.exercises.biases`,
+:mod:`posenc.exercises.rotary`, :mod:`posenc.exercises.rotary_2d`, :mod:`posenc.exercises.rotations`,
+:mod:`posenc.exercises.heads`, :mod:`posenc.exercises.longrange`, :mod:`posenc.exercises.extrapolation`,
+:mod:`posenc.exercises.scaling` and :mod:`posenc.exercises.by_parts` (the last two share the machinery of
 :mod:`posenc.exercises.frequency_rules`). The newer checkers compare with a reference and name the typical
 mistake that explains every failed case, with the first input where the answer differs. Import the checkers from
 here: the family modules are an implementation detail and may be reorganised.
@@ -69,12 +68,14 @@ here: the family modules are an implementation detail and may be reorganised.
 # In the book's order, which is the order of the API reference (autodoc_member_order: bysource).
 from .checking import CheckResult  # noqa: I001
 from .attention import check_attention
-from .absolute import check_padded_positions, check_sinusoidal
+from .padded_positions import check_padded_positions
+from .sinusoidal import check_sinusoidal
 from .relative import check_shaw_index, check_relative_shift
-from .relative_biases import check_t5_bucket, check_alibi_slopes
+from .t5_buckets import check_t5_bucket
+from .alibi_slopes import check_alibi_slopes
 from .rotary import check_apply_rope
 from .heads import check_repeat_kv
-from .rotary import check_apply_rope_2d
+from .rotary_2d import check_apply_rope_2d
 from .foundations import (
     check_cross_attention,
     check_position_recovery,

@@ -6,8 +6,8 @@ each pair says by which angle it turned every pair, and those angles say the sli
 read by turning the basis vectors), the keys a streaming cache holds row by row, or errors of the size that rounding
 the angles to half precision makes, which no slip in a formula reproduces on every pair. A sinusoidal table's pair of
 columns is read the same way (``_unshared_pair``: a sine and a cosine of different angles). The checkers of
-:mod:`posenc.exercises.rotary`, :mod:`posenc.exercises.rotations` and :mod:`posenc.exercises.absolute` use these
-readings before they name a cause; everything here is private.
+:mod:`posenc.exercises.rotary`, :mod:`posenc.exercises.rotary_2d`, :mod:`posenc.exercises.rotations` and
+:mod:`posenc.exercises.sinusoidal` use these readings before they name a cause; everything here is private.
 """
 
 from __future__ import annotations

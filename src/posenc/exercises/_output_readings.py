@@ -176,9 +176,14 @@ def _power(failed: Sequence[_Failure]) -> str | None:
     p = powers[0]
     shown = next((text for number, text in _SIMPLE.items() if math.isclose(p, number, rel_tol=1e-4)), f"{p:.4g}")
     times = "" if all(math.isclose(c, 1.0, rel_tol=1e-4) for c in constants) else " times a constant"
+    if math.isclose(p, 2.0, rel_tol=1e-4) or math.isclose(p, 0.5, rel_tol=1e-4):
+        causes = "a factor 2 missing or extra in an exponent, a dimension d/2 for d, a square or a root too many"
+    elif p > 1:
+        causes = f"a factor {shown} too many in an exponent"
+    else:
+        causes = f"a factor {1 / p:.4g} missing from an exponent"
     return (f"your values are the right ones raised to the power {shown}{times}, on every failed input: an exponent "
-            f"is {shown} times what it should be (a factor 2 missing or extra in an exponent, a dimension d/2 for d, "
-            "a square or a root too many)")
+            f"is {shown} times what it should be ({causes})")
 
 
 def _shift(failed: Sequence[_Failure]) -> str | None:

@@ -1,10 +1,10 @@
 """Probe inputs for the checkers with their own diagnosis, chosen to separate mistakes, and their references.
 
-The checkers of :mod:`posenc.exercises.rotary` diagnose their hidden cases themselves; when that diagnosis names no
-mistake, the generic readings of ``posenc.exercises._transforms`` are read on these few inputs instead: far and
-real-valued positions (where float32 angles and rounded positions show), bases other than the default (where an
-ignored or squared base shows), batches and grids that are not square (where an axis slip shows). Each reference
-takes the student's arguments and computes in float64.
+The checkers of :mod:`posenc.exercises.rotary` and :mod:`posenc.exercises.rotary_2d` diagnose their hidden cases
+themselves; when that diagnosis names no mistake, the generic readings of ``posenc.exercises._transforms`` are read
+on these few inputs instead: far and real-valued positions (where float32 angles and rounded positions show), bases
+other than the default (where an ignored or squared base shows), batches and grids that are not square (where an
+axis slip shows). Each reference takes the student's arguments and computes in float64.
 """
 
 from __future__ import annotations

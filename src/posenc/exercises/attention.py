@@ -396,6 +396,7 @@ def _attention_case(session: _Session, case: dict[str, Any]) -> None:
             )
     _expect_floating(weights, "weights", call, "floating-point weights")
     _expect_floating(output, "output", call, "a floating-point output")
+    _masked_column_nan(weights, mask, call)
     _expect_finite(
         weights, "weights", call, "no query row is fully masked in these cases, so every weight must be a finite "
         "number (masked keys get -inf scores, but softmax turns them into 0)",
@@ -407,3 +408,21 @@ def _attention_case(session: _Session, case: dict[str, Any]) -> None:
     expected_output = F.scaled_dot_product_attention(q.double(), k.double(), v.double(), attn_mask=mask)
     if not _close(output, expected_output):
         raise _diagnose_output(output, expected_output, expected_weights, q, k, v, call)
+
+
+def _masked_column_nan(weights: torch.Tensor, mask: torch.Tensor | None, call: str) -> None:
+    """A nan in a key column that the mask hides from every query: a softmax taken over the queries."""
+    if mask is None or not weights.is_floating_point() or bool(torch.isfinite(weights).all()):
+        return
+    hidden_everywhere = (~mask.expand(weights.shape)).all(dim=-2, keepdim=True).expand(weights.shape)
+    nonfinite = ~torch.isfinite(weights)
+    if not bool(hidden_everywhere[nonfinite].all()):
+        return
+    index = tuple(int(i) for i in nonfinite.nonzero()[0])
+    raise _Problem(
+        "masked column nan",
+        f"{call} returned weights with nan at index {index}: key {index[-1]} is masked for every query, so its "
+        "column of scores is all -inf, and a normalisation over the queries (softmax(dim=-2), or a division by "
+        "the column sums) divides 0 by 0 there. Each query "
+        "normalises over the keys, softmax(scores, dim=-1): every row keeps an unmasked key, so no row is empty",
+    )

@@ -1,7 +1,7 @@
 """The machinery every checker shares: running student code, collecting problems, reporting.
 
 A checker (one per family module: :mod:`posenc.exercises.attention`,
-:mod:`posenc.exercises.absolute`, :mod:`posenc.exercises.relative`,
+:mod:`posenc.exercises.sinusoidal`, :mod:`posenc.exercises.relative`,
 :mod:`posenc.exercises.rotary`, :mod:`posenc.exercises.heads`,
 :mod:`posenc.exercises.scaling`) describes its hidden cases and how to diagnose a wrong answer;
 this module does the rest, the same way for all of them:

@@ -12,7 +12,7 @@ The checkers made of hidden cases and typical mistakes (:mod:`posenc.exercises.f
   unexplained is never named, nor one that would have shown in a case the answer got right;
 - when no mistake is named, the property the answer breaks (``properties``: "the rows do not sum
   to 1"), read off the largest failed case, then the first wrong entry; the frequency ladders that
-  every RoPE exercise can get wrong (``_ladder_slip``) are one such property;
+  every exercise with the frequencies θ_ℓ can get wrong (``_ladder_slip``) are one such property;
 - for a nan or an inf, where it is and what usually produces it (an empty sum, a division by zero);
 - the readings that need no mistake model (a private module, ``posenc.exercises._readings``): the arguments
   the answer does not use (a probe of the student's function, each argument changed alone), two arguments used in
@@ -238,10 +238,13 @@ def _compare_cases(
         if describe is not None and got.shape == expected.shape:
             message = describe(got, case)
         elif got.shape != expected.shape:
-            shape_hint = _shape_hint(tuple(got.shape), tuple(expected.shape))
             read = sizes(tuple(got.shape), case) if sizes is not None else None
-            read = read or _shape_values(got, expected, case, list(inspect.signature(reference).parameters), what)
-            shape_hint += f"; {read}" if read else ""
+            if read:  # the exercise's own reading of the sizes says more than the generic one: it alone is said
+                shape_hint = f": {read}"
+            else:
+                shape_hint = _shape_hint(tuple(got.shape), tuple(expected.shape))
+                read = _shape_values(got, expected, case, list(inspect.signature(reference).parameters), what)
+                shape_hint += f"; {read}" if read else ""
             message = (f"{case.shown} returned {what} of shape {tuple(got.shape)}; expected shape "
                        f"{tuple(expected.shape)}{shape_hint}" + (f"\n{axes}" if axes and "axis" in shape_hint else ""))
         elif not bool(torch.isfinite(got).all()):
@@ -456,7 +459,7 @@ def _ladder(dim: int, base: float, exponent: Callable[[torch.Tensor], torch.Tens
 
 _WRONG_LADDERS: tuple[tuple[str, Callable[[int, float], torch.Tensor]], ...] = (
     ("the exponent has lost its minus sign: your frequencies are base^(+2ℓ/d), which grow with ℓ (an angle m / θ_ℓ "
-     "instead of m θ_ℓ does the same); RoPE's θ_ℓ = base^(-2ℓ/d) falls from 1",
+     "instead of m θ_ℓ does the same); the frequencies θ_ℓ = base^(-2ℓ/d) fall from 1",
      lambda d, b: _ladder(d, b, lambda ell: 2 * ell / d)),
     ("your exponent is ℓ/d instead of 2ℓ/d: the frequencies θ_ℓ = base^(-2ℓ/d) need the factor 2 "
      "(torch.arange(0, d, 2) / d), so yours fall half as fast",
@@ -479,7 +482,7 @@ _WRONG_LADDERS: tuple[tuple[str, Callable[[int, float], torch.Tensor]], ...] = (
      "is δ θ_ℓ (m θ_ℓ), not δ",
      lambda d, b: torch.ones(d // 2, dtype=torch.float64)),
 )
-"""Frequency ladders with a typical slip, and what each says: the same slips recur in every RoPE exercise."""
+"""Frequency ladders with a typical slip, and what each says: the same slips recur in every exercise with θ_ℓ."""
 
 
 def _ladder_slip(

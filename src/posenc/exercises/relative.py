@@ -5,7 +5,8 @@
 - :func:`~posenc.exercises.check_relative_shift`: the relative shift ("skew") of
   Transformer-XL, with a memory of cached keys.
 
-The checkers of T5's buckets and ALiBi's slopes are in :mod:`posenc.exercises.relative_biases`.
+The checkers of T5's buckets and ALiBi's slopes are in :mod:`posenc.exercises.t5_buckets` and
+:mod:`posenc.exercises.alibi_slopes`.
 """
 
 from __future__ import annotations
