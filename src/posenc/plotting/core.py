@@ -8,6 +8,7 @@ Shape legend:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -400,3 +401,28 @@ def xy_curves(
     elif legend is not None:
         ax.legend(loc=legend, fontsize=8)  # type: ignore[call-overload]
     return ax
+
+
+def _panel_grid(count: int, columns: int | None) -> tuple[Figure, np.ndarray, np.ndarray]:
+    """A constrained grid for ``count`` accuracy panels, ``columns`` per row (default: one row), sharing y.
+
+    Returns ``(fig, grid, axes)``: the 2-D grid and its panels as a 1-D array (the spare ones included).
+    """
+    columns = check_int("columns", columns if columns is not None else count, minimum=1)
+    rows = -(-count // columns)
+    fig, grid = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.4 * rows), sharey=True,
+                             layout="constrained", squeeze=False)
+    return fig, grid, grid.ravel()
+
+
+def _finish_panels(fig: Figure, grid: np.ndarray, count: int, ylabel: str, handles: dict[str, Any],
+                   legend_columns: int) -> np.ndarray:
+    """Hide the spare panels, label the first column and put one legend below them all; return the panels."""
+    axes = grid.ravel()
+    for ax in axes[count:]:
+        ax.set_visible(False)
+    for ax in grid[:, 0]:
+        ax.set_ylabel(ylabel)
+    fig.legend(list(handles.values()), list(handles), loc="outside lower center",
+               ncol=min(len(handles), legend_columns), fontsize=8)
+    return axes[:count]

@@ -12,7 +12,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from .._validation import check_int
-from .core import Matrix, _as_matrix, _as_vector
+from .core import Matrix, _as_matrix, _as_vector, _finish_panels, _panel_grid
 
 __all__ = ["accuracy_panels", "loss_by_position", "loss_by_position_over_seeds", "loss_curves"]
 
@@ -67,11 +67,7 @@ def accuracy_panels(
     x = _as_vector("lengths", lengths)
     if tick_labels is not None and len(tick_labels) != x.size:
         raise ValueError(f"tick_labels must have one label per length ({x.size}), got {len(tick_labels)}")
-    columns = check_int("columns", columns if columns is not None else len(panels), minimum=1)
-    rows = -(-len(panels) // columns)
-    fig, grid = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.4 * rows), sharey=True,
-                             layout="constrained", squeeze=False)
-    axes = grid.ravel()
+    fig, grid, axes = _panel_grid(len(panels), columns)
     # one colour per series name in every panel, and one legend entry for it
     names = list(dict.fromkeys(name for curves in panels.values() for name in curves))
     if styles is None:
@@ -98,14 +94,8 @@ def accuracy_panels(
         ax.set_xticks(x, list(tick_labels) if tick_labels is not None else [f"{n:g}" for n in x])
         ax.set_ylim(0, 1.05)
         ax.set(title=title, xlabel=xlabel)
-    for ax in axes[len(panels):]:
-        ax.set_visible(False)
-    for ax in grid[:, 0]:
-        ax.set_ylabel(ylabel)
     handles["chance"] = chance_line
-    fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=min(len(handles), 8),
-               fontsize=8)
-    return fig, axes[: len(panels)]
+    return fig, _finish_panels(fig, grid, len(panels), ylabel, handles, legend_columns=8)
 
 
 def loss_curves(

@@ -15,7 +15,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .._validation import check_int
-from .core import Matrix, _as_matrix
+from .core import Matrix, _as_matrix, _finish_panels, _panel_grid
 
 __all__ = ["RULE_STYLES", "band_accuracy_panels", "loss_by_position_panels"]
 
@@ -87,11 +87,7 @@ def band_accuracy_panels(
         raise ValueError("panels must name at least one panel")
     names = list(dict.fromkeys(name for series in panels.values() for name in series))
     style = _styles_of(names, styles)
-    columns = check_int("columns", columns if columns is not None else len(panels), minimum=1)
-    rows = -(-len(panels) // columns)
-    fig, grid = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.4 * rows), sharey=True,
-                             layout="constrained", squeeze=False)
-    axes = grid.ravel()
+    fig, grid, axes = _panel_grid(len(panels), columns)
     width = 0.8 / len(names)  # of one series' slot within a band
     handles: dict[str, Any] = {}
     for ax, (title, series) in zip(axes, panels.items(), strict=False):
@@ -111,14 +107,8 @@ def band_accuracy_panels(
         ax.set_xlim(-0.5, len(bands) - 0.5)
         ax.set_ylim(0, 1.05)
         ax.set(title=title, xlabel=xlabel)
-    for ax in axes[len(panels):]:
-        ax.set_visible(False)
-    for ax in grid[:, 0]:
-        ax.set_ylabel(ylabel)
     handles["chance"] = chance_line
-    fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=min(len(handles), 5),
-               fontsize=8)
-    return fig, axes[: len(panels)]
+    return fig, _finish_panels(fig, grid, len(panels), ylabel, handles, legend_columns=5)
 
 
 def loss_by_position_panels(
