@@ -5029,3 +5029,235 @@ def test_a_cache_without_its_sinks_is_said_without_the_generic_shape_guess():
     text = feedback(check_streaming_cache(no_sinks))
     assert "you dropped the sinks" in text
     assert "something you count, repeat or project" not in text
+
+
+# --------------------------------------------------------------------------- no cause the student did not make (#32)
+# Each entry is a slip that, on some hidden case, gives the same output as another named slip: the message must say
+# what the student did (or offer both readings when no input can tell them apart) and must not assert the other one.
+
+
+def _ambiguous_attention(scale=None, fill=float("-inf")):
+    def attention(q, k, v, mask=None):
+        scores = q @ k.transpose(-1, -2) / (math.sqrt(q.shape[-1]) if scale is None else scale(q, k, v))
+        if mask is not None:
+            scores = scores.masked_fill(~mask, fill)
+        weights = torch.softmax(scores, dim=-1)
+        return weights @ v, weights
+
+    return attention
+
+
+def _t5_with(max_exact_of=lambda n: n // 2, rounding=torch.floor):
+    def bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+        offset, n, distance = 0, num_buckets, relative_position
+        if bidirectional:
+            n //= 2
+            offset = (distance > 0).long() * n
+            distance = distance.abs()
+        else:
+            distance = -distance.clamp(max=0)
+        exact = max_exact_of(n)
+        log_part = torch.log(distance.double() / exact) / math.log(max_distance / exact) * (n - exact)
+        large = (exact + rounding(log_part).long()).clamp(max=n - 1)
+        return offset + torch.where(distance < exact, distance, large)
+
+    return bucket
+
+
+def _sinusoidal_from_pair_one(seq_len, dim, base=10000.0):
+    angles = torch.arange(seq_len, dtype=torch.float64)[:, None] * base ** (
+        -torch.arange(2, dim + 1, 2, dtype=torch.float64) / dim)
+    return torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2).float()
+
+
+def _rope_2d_by_rows_only(x, rows, columns, base=10000.0):
+    half = x.shape[-1] // 2
+    theta = base ** (-torch.arange(0, half, 2, dtype=torch.float64) / half)
+    first, second = x.chunk(2, dim=-1)
+    return torch.cat((apply_rope(first, rows, frequencies=theta), apply_rope(second, rows, frequencies=theta)), -1)
+
+
+def _yarn_rounded(d, b, s, n, fast, slow):
+    def at(turns):
+        return d * math.log(n / (turns * 2 * math.pi)) / (2 * math.log(b))
+
+    low, high = max(round(at(fast)), 0), min(round(at(slow)), d - 1)
+    ramp = ((torch.arange(d // 2, dtype=torch.float64) - low) / max(high - low, 0.001)).clamp(0, 1)
+    return theta(d, b) / s * ramp + theta(d, b) * (1 - ramp)
+
+
+def _blocks_over_half(row, column, dim, base=10000.0):
+    blocks = []
+    for frequency in (base ** (-4 * torch.arange(dim // 4, dtype=torch.float64) / (dim // 2))).tolist():
+        for position in (row, column):
+            angle = torch.tensor(position * frequency, dtype=torch.float64)
+            blocks.append(torch.stack([torch.stack([angle.cos(), -angle.sin()]),
+                                       torch.stack([angle.sin(), angle.cos()])]))
+    return torch.block_diag(*blocks)
+
+
+def _linear_attention_denominator_strict(q, k, v, base=10000.0):
+    phi_q, phi_k = torch.nn.functional.elu(q) + 1, torch.nn.functional.elu(k) + 1
+    numerators = torch.tril(apply_rope(phi_q, base=base) @ apply_rope(phi_k, base=base).transpose(-1, -2))
+    return numerators @ v / (torch.tril(phi_q @ phi_k.transpose(-1, -2), -1).sum(-1, keepdim=True) + 1e-9)
+
+
+def _streaming_without_sinks_in_shift(cached, window, sinks=4):
+    total = cached.shape[-2]
+    moved = apply_rope(cached[..., total - window:, :], torch.full((window,), -(total - window)))
+    return torch.cat((cached[..., :sinks, :], moved), dim=-2)
+
+
+def _score_with_query_rotated(query, key, offsets, base=10000.0):
+    def score(deltas):
+        rotated = apply_rope(query.double()[None].expand(len(deltas), -1), deltas, base=base)
+        return (rotated * key.double()).sum(-1)
+
+    return score(offsets) - score(-offsets)
+
+
+NO_WRONG_CAUSE = [
+    # (id, checker, slip, a phrase that must appear, a phrase that must not)
+    ("attention: sqrt of the key count, not 'scaled by d'", check_attention,
+     _ambiguous_attention(scale=lambda q, k, v: math.sqrt(k.shape[-2])), "the number of keys",
+     "you scale the scores by d"),
+    ("attention: a finite fill, not 'filled with 0'", check_attention, _ambiguous_attention(fill=-10.0),
+     "0 or another finite number", "not with 0, before"),
+    ("padded: arange masked afterwards", check_padded_positions,
+     lambda ids, padding_idx=1: torch.where(ids.ne(padding_idx), torch.arange(ids.shape[1]) + padding_idx + 1,
+                                            padding_idx), "counts slots instead of real tokens", "dim=0"),
+    ("sinusoidal: pair index from 1, not a wrong base", check_sinusoidal, _sinusoidal_from_pair_one,
+     "counts from 1", "your table fits base"),
+    ("shaw: offset subtracted, not 'i - j'", check_shaw_index,
+     lambda q, k, c, query_offset=0: (torch.arange(k)[None] - torch.arange(q)[:, None] + query_offset).clamp(-c, c)
+     + c, "query_offset > 0 failed", "you use i - j"),
+    ("relative shift: row r shifted by r", check_relative_shift,
+     lambda x: torch.stack([x[..., r, :].roll(-r, -1) for r in range(x.shape[-2])], -2), "row r",
+     "padded on the right"),
+    ("t5: max_exact n // 4, not 'rounded'", check_t5_bucket, _t5_with(max_exact_of=lambda n: n // 4),
+     "your max_exact is", "you round the logarithmic part"),
+    ("t5: rounded, not max_exact", check_t5_bucket, _t5_with(rounding=torch.round), "you round the logarithmic part",
+     "your max_exact is"),
+    ("alibi slopes: the first n of the next power of two", check_alibi_slopes,
+     lambda n: torch.tensor([2 ** (-8 * (i + 1) / 2 ** math.ceil(math.log2(n))) for i in range(n)]),
+     "the first 6 slopes of 8 heads, or a fixed step", "heads are numbered from 0"),
+    ("rope: base squared offered with the exponent", check_apply_rope,
+     lambda x, positions=None, base=10000.0: apply_rope(x, positions, base=base**2), "or the base is squared",
+     "your exponent uses d/2 as the dimension, base^(-4ℓ/d) (the same"),
+    ("rope: pair index from 1", check_apply_rope,
+     lambda x, positions=None, base=10000.0: apply_rope(x, positions, frequencies=base ** (
+         -torch.arange(2, x.shape[-1] + 1, 2, dtype=torch.float64) / x.shape[-1])), "counts from 1", "base²"),
+    ("repeat_kv: expanded then transposed (tiled)", check_repeat_kv,
+     lambda kv, h: kv.unsqueeze(-3).expand(*kv.shape[:-3], kv.shape[-3], h // kv.shape[-3], *kv.shape[-2:])
+     .transpose(-4, -3).reshape(*kv.shape[:-3], h, *kv.shape[-2:]), "tiled", "sequence axis"),
+    ("2-D RoPE: rows for both halves, not 'swapped'", check_apply_rope_2d, _rope_2d_by_rows_only,
+     "both halves are rotated by the rows", "swapped"),
+    ("pi: s² not 'multiplied the base'", check_pi_frequencies, lambda d, b, s: theta(d, b) / s**2,
+     "divided by the factor twice", "multiplied the base"),
+    ("ntk: base times s, not 'PI'", check_ntk_frequencies, lambda d, b, s: theta(d, b * s),
+     "without the exponent d/(d-2)", "PI's frequencies"),
+    ("dynamic ntk: n/L without s", check_dynamic_ntk_frequencies,
+     lambda d, b, s, n_train, n: theta(d, b * (max(n, n_train) / n_train) ** (d / (d - 2))), "your scale is n/L",
+     "use n = max(seq_len, L)"),
+    ("yarn: bounds rounded to the nearest", check_yarn_frequencies, _yarn_rounded, "round() rounds to the nearest",
+     "ramp's bounds are swapped"),
+    ("llama3: low and high exchanged is caught as an error, not a cause", check_llama3_frequencies,
+     lambda d, b, s, n, low, high: llama3_frequencies(d, b, factor=s, original_max_position=n, low_freq_factor=high,
+                                                      high_freq_factor=low), "raised ValueError", "blend is inverted"),
+    ("cross-attention: values from y", check_cross_attention,
+     lambda y, z, wq, wk, wv: torch.softmax((y @ wq) @ (z @ wk).T / math.sqrt(wk.shape[1]), -1) @ (y @ wv),
+     "your values come from y", "does not use it"),
+    ("cross-attention: sqrt of the model width", check_cross_attention,
+     lambda y, z, wq, wk, wv: torch.softmax((y @ wq) @ (z @ wk).T / math.sqrt(wk.shape[0]), -1) @ (z @ wv),
+     "square root of the model width", "not divided by sqrt(d_k)"),
+    ("recovery: ceil, not 'no -1'", check_position_recovery, lambda o: torch.ceil(1 / o.double() - 1).long(),
+     "rounded 1/o - 1 up", "subtract 1"),
+    ("parameter counts: every part 3Nd, no clamp", check_position_parameter_counts,
+     lambda n, d: (3 * n * d, 3 * n * d, 3 * n * d), "3 times the right count", "clamped at"),
+    ("decayed rows: T + 1 steps, not the continuous exp", check_decayed_rows,
+     lambda x, lr, wd, steps: x * (1 - lr * wd) ** (steps + 1), "your exponent is T + 1", "exp(-lr wd T)"),
+    ("decayed rows: exp, not T + 1", check_decayed_rows, lambda x, lr, wd, steps: x * math.exp(-lr * wd * steps),
+     "exp(-lr wd T)", "your exponent is T + 1"),
+    ("concatenated: positions from 1", check_concatenated_sinusoidal,
+     lambda n, d, base=10000.0: reference_concatenated_sinusoidal(n + 1, d, base)[1:], "positions start at 1",
+     "cosines first"),
+    ("alibi from slopes: a mask filled into the bias", check_alibi_bias_from_slopes,
+     lambda m, n: reference_alibi_bias_from_slopes(m, n).masked_fill(torch.ones(n, n, dtype=torch.bool).tril(),
+                                                                      float("-inf")),
+     "filled with ±inf", "an inf comes from a division by zero, the log of 0, or an exp"),
+    ("alibi from slopes: heads reversed", check_alibi_bias_from_slopes,
+     lambda m, n: reference_alibi_bias_from_slopes(m.flip(0), n), "reverse order", "wrong sign"),
+    ("alibi at positions: squared distance", check_alibi_bias_at_positions,
+     lambda m, p: -m.double()[:, None, None] * (p.double()[None, :] - p.double()[:, None]) ** 2,
+     "squared the distance", "indices 0..L-1"),
+    ("reversal gap: sum, not mean", check_reversal_gap,
+     lambda layer, x: (layer(x.flip(0)) - layer(x).flip(0)).abs().sum().item(), "the sum of the absolute", "mean"),
+    ("unrotated: positions + 1, not a base", check_unrotated_outputs,
+     lambda o, p, base=10000.0: apply_rope(o, -(p + 1), base=base), "positions + 1", "ignores its base"),
+    ("linear RoPE attention: a denominator without key i", check_linear_rope_attention,
+     _linear_attention_denominator_strict, "your denominator is not", "your feature map is"),
+    ("decode: +1 only after a cache, read on num_new > 1", check_decode_positions,
+     lambda c, n: torch.arange(c, c + n) + (1 if c > 0 else 0), "start one late, at cache_len + 1",
+     "start at cache_len + num_new:"),
+    ("decode: ending at cache_len, not 'one early'", check_decode_positions,
+     lambda c, n: torch.arange(c - n + 1, c + 1), "end at cache_len (range", "start one early"),
+    ("decode: one early everywhere", check_decode_positions, lambda c, n: torch.arange(c - 1, c + n - 1),
+     "start at cache_len - 1", "last num_new cached"),
+    ("decode: start at cache_len + num_new - 1", check_decode_positions,
+     lambda c, n: torch.arange(c, c + n) + n - 1, "start at cache_len + num_new - 1", "start one late"),
+    ("streaming: a shift without the sinks", check_streaming_cache, _streaming_without_sinks_in_shift,
+     "your shift is n - w", "rotated the window keys forward"),
+    ("2-D blocks: frequencies over d/2", check_rope_matrix_2d_blocks, _blocks_over_half, "your exponent is 8ℓ/d",
+     "swapped"),
+    ("wavelength: 2π b^(1 - 1/d)", check_slowest_wavelength, lambda d, b: 2 * math.pi * b ** (1 - 1 / d),
+     "your exponent is 1 - 1/d", "lacks the factor 2π"),
+    ("expected score: offsets negated, offered with the sine's sign", check_expected_score,
+     lambda c, o, base=10000.0: reference_expected_score(c, -o, base), "or the offsets are negated",
+     "the sine term has the wrong sign, (C12"),
+    ("score asymmetry: the query rotated instead of the key", check_score_asymmetry, _score_with_query_rotated,
+     "the query is rotated instead of the key", "lacks the factor 2"),
+    ("positional head: target + 1", check_positional_head_query,
+     lambda k, t, base=10000.0: apply_rope(k[None], torch.tensor([t + 1]), base=base)[0], "off by one from the target",
+     "half layout"),
+    ("extended rows: interpolation points m (L - 1)/length", check_extended_rows,
+     lambda table, length, option: reference_extended_rows(table, length, option) if option != "interpolate" else
+     reference_extended_rows(torch.cat((table, table[-1:])), length + 1, option)[:length],
+     "option", "nearest row"),
+    ("attention: another constant scale, not q halved", check_attention,
+     _ambiguous_attention(scale=lambda q, k, v: 2 * math.sqrt(q.shape[-1])), "2 sqrt(d)", "check how your code uses q"),
+    ("rope: √base offered with the exponent ℓ/d", check_apply_rope,
+     lambda x, positions=None, base=10000.0: apply_rope(x, positions, base=math.sqrt(base)), "its square root",
+     "ignores its base"),
+    ("pi: √base offered with the exponent ℓ/d", check_pi_frequencies,
+     lambda d, b, s: theta(d, math.sqrt(b)) / s, "the base is its square root", "ignores its base"),
+    ("sinusoidal: √base offered with the exponent ℓ/d", check_sinusoidal,
+     lambda n, d, base=10000.0: sinusoidal_encoding(n, d, math.sqrt(base)), "the base is its square root",
+     "your table fits base"),
+    ("2-D blocks: positions negated offered with transposed blocks", check_rope_matrix_2d_blocks,
+     lambda r, c, d, base=10000.0: reference_rope_matrix_2d_blocks(-r, -c, d, base), "the positions are negated",
+     "swapped"),
+    ("score asymmetry: base ignored where 10000 = base²", check_score_asymmetry,
+     lambda q, k, o, base=10000.0: reference_score_asymmetry(q, k, o), "ignores its base argument",
+     "lacks the factor 2"),
+    ("cross-attention: keys from y", check_cross_attention,
+     lambda y, z, wq, wk, wv: torch.softmax((y @ wq) @ (y @ wk).T / math.sqrt(wk.shape[1]), -1) @ (z @ wv)[: len(y)],
+     "stands where another argument belongs", "does not use it"),
+    ("alibi from slopes: transposed, offered with the sign", check_alibi_bias_from_slopes,
+     lambda m, n: reference_alibi_bias_from_slopes(m, n).transpose(-1, -2), "a bias transposed", "key-only"),
+    ("sinusoidal: the exponent over seq_len, not only a base", check_sinusoidal,
+     lambda n, d, base=10000.0: sinusoidal_encoding(n, d, base ** (d / n) if n > 1 else base),
+     "another denominator than dim", "ignores its base argument"),
+]
+
+
+@pytest.mark.parametrize(("check", "slip", "said", "not_said"), [entry[1:] for entry in NO_WRONG_CAUSE],
+                         ids=[entry[0] for entry in NO_WRONG_CAUSE])
+def test_no_message_names_a_mistake_the_student_did_not_make(check, slip, said, not_said):
+    text = feedback(check(slip))
+    assert not check(slip), text
+    assert said in text, text
+    assert not_said not in text, text
+
+
+def test_the_pairs_without_a_wrong_cause_cover_every_checker():
+    assert {entry[1] for entry in NO_WRONG_CAUSE} == {check for check, _ in CHECKERS.values()}

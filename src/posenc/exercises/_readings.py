@@ -261,7 +261,8 @@ def _nonfinite(got: torch.Tensor, what: str) -> str:
         cause = ("a nan comes from 0/0, inf - inf or 0 · inf: typically a softmax or an average over an empty "
                  "set (every score of the row -inf, a causal sum that starts after its own position, a count of 0)")
     else:
-        cause = "an inf comes from a division by zero, the log of 0, or an exp that overflows"
+        cause = ("an inf comes from a division by zero, the log of 0, an exp that overflows, or an entry filled "
+                 "with ±inf (a mask applied to the answer itself)")
     return f"{where}: {cause}"
 
 

@@ -125,7 +125,7 @@ def _per_input_constant(failed: Sequence[_Failure]) -> str | None:
 def _clamp(failed: Sequence[_Failure], names: Sequence[str]) -> str | None:
     """The right answer clamped from below or above at one value per case, with at least two entries changed."""
     for side in ("below", "above"):
-        limits = []
+        limits, passed_through = [], False
         for failure in failed:
             wrong = _wrong(failure)
             if int(wrong.sum()) < 2 or bool(wrong.all()):  # one entry, or every entry: no clamp can be told
@@ -138,7 +138,14 @@ def _clamp(failed: Sequence[_Failure], names: Sequence[str]) -> str | None:
             if not _all_near(failure.got, clamped, failure.atol):
                 break
             limits.append(limit)
+            # A clamp is seen only where a right value beyond the limit came through unchanged; if none did, every
+            # wrong entry merely equals the largest (smallest) right one, which many slips give.
+            beyond = failure.expected.double()[~wrong]
+            free = beyond > limit + _ATOL if side == "below" else beyond < limit - _ATOL
+            passed_through |= bool(free.any())
         else:
+            if not passed_through:
+                continue
             said = _said(limits, [f.case for f in failed], names) or ", ".join(_num(v) for v in limits[:3])
             bound = "below" if side == "below" else "above"
             return (f"your answer is the right one clamped at {said}: every right value {bound} {said} became {said} "

@@ -276,7 +276,8 @@ def _causal_reading(failed: Sequence[_Failure], values: _Values, answer: _Answer
             if moved is not None and moved.shape == before.shape and _close(moved[later], before[later], _ATOL, _RTOL):
                 return (f"your output row for one position changes when only another row of {name} changes (the "
                         f"last): each output row must use its own row of {name} only, so a sum, a mean or a "
-                        f"product over the rows of {name} mixes them")
+                        f"product over the rows of {name} mixes them (or {name} stands where another argument "
+                        "belongs)")
             return (f"your output at the earlier positions changes when only the last row of {name} changes: each "
                     f"position may use only the rows of {name} up to its own (a causal sum), so a mask "
                     "(torch.tril, a cumulative sum) is missing or covers the later rows too")

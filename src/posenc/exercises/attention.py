@@ -46,6 +46,21 @@ __all__ = ["check_attention"]
 # --------------------------------------------------------------------------- attention
 
 
+def _scale_read_back(got: torch.Tensor, q: torch.Tensor, k: torch.Tensor) -> float | None:
+    """The c with got = softmax(q kᵀ / c) on the first row with two positive weights (log w is linear in the score)."""
+    scores = q.double() @ k.double().transpose(-2, -1)
+    if scores.shape != got.shape:
+        return None
+    scores = scores.reshape(-1, got.shape[-1])
+    for row, weights in zip(scores, got.double().reshape(-1, got.shape[-1]), strict=True):
+        kept = weights > 0
+        if int(kept.sum()) >= 2:
+            x, y = row[kept] - row[kept].mean(), weights[kept].log() - weights[kept].log().mean()
+            slope = float(x @ y)
+            return float(x @ x) / slope if slope > 0 else None
+    return None
+
+
 def _attention_reference(
     q: torch.Tensor, k: torch.Tensor, mask: torch.Tensor | None, *, scale: float, dim: int = -1
 ) -> torch.Tensor:
@@ -179,6 +194,13 @@ def _diagnose_weights(
     for scale, message in scalings:
         if not math.isclose(scale, math.sqrt(d)) and _close(got, _attention_reference(q, k, mask, scale=scale)):
             return _Problem(f"scale {message[:20]}", f"wrong scaling in {call}: {message}")
+    read = _scale_read_back(got, q, k)
+    if read is not None and _close(got, _attention_reference(q, k, mask, scale=read)):
+        # Any other constant: the same weights come from q or k scaled, so the scale is said with that reading.
+        return _Problem("scale other", f"wrong scaling in {call}: your weights are softmax(q kᵀ / {_num(read)}), "
+                        f"{_num(read / math.sqrt(d))} sqrt(d): the scores are divided by another number than sqrt(d) "
+                        f"= sqrt({d}) ≈ {_num(math.sqrt(d))}, or q or k is scaled by a constant first (the right one "
+                        f"for {_num(math.sqrt(d) / read)}·q in place of q gives the same weights)")
     if bool(bad_rows.any()):
         index = tuple(int(i) for i in bad_rows.nonzero()[0])
         scores = q.double() @ k.double().transpose(-2, -1)
@@ -200,7 +222,7 @@ def _diagnose_weights(
             "masked weight",
             f"in {call}, query {index[-2]} must not attend to key {index[-1]} (mask False) but gets weight "
             f"{_num(float(got[index]))}: masked keys must get weight exactly 0 (fill their scores with -inf, "
-            "not with 0, before the softmax)",
+            "not with 0 or another finite number, before the softmax)",
         )
     index = _first_difference(got, expected)
     should, was = _distinct(float(expected[index]), float(got[index]))

@@ -49,7 +49,8 @@ def _visible(values: torch.Tensor, case: _Case) -> torch.Tensor:
 
 _FROM_SLOPES_MISTAKES = [
     _Mistake("alibi sign", "your bias has the wrong sign on the visible entries: m_r (j - i) is negative for keys "
-             "before the query (j < i), a penalty that grows with the distance; yours is m_r (i - j)",
+             "before the query (j < i), a penalty that grows with the distance; yours is m_r (i - j) (a bias "
+             "transposed, rows and columns exchanged, gives the same numbers)",
              lambda m, n: m.double()[:, None, None] * -_offsets(n)),
     _Mistake("alibi key only", "you built the key-only bias m_r j: it gives the same attention weights under a "
              "causal mask, but part 1 asks for m_r (j - i) itself",

@@ -461,11 +461,12 @@ _WRONG_LADDERS: tuple[tuple[str, Callable[[int, float], torch.Tensor]], ...] = (
     ("the exponent has lost its minus sign: your frequencies are base^(+2ℓ/d), which grow with ℓ (an angle m / θ_ℓ "
      "instead of m θ_ℓ does the same); the frequencies θ_ℓ = base^(-2ℓ/d) fall from 1",
      lambda d, b: _ladder(d, b, lambda ell: 2 * ell / d)),
-    ("your exponent is ℓ/d instead of 2ℓ/d: the frequencies θ_ℓ = base^(-2ℓ/d) need the factor 2 "
+    ("your exponent is ℓ/d instead of 2ℓ/d (or the base is its square root, (√base)^(-2ℓ/d): both give these "
+     "numbers): the frequencies θ_ℓ = base^(-2ℓ/d) need the factor 2 "
      "(torch.arange(0, d, 2) / d), so yours fall half as fast",
      lambda d, b: _ladder(d, b, lambda ell: -ell / d)),
-    ("your exponent uses d/2 as the dimension, base^(-4ℓ/d) (the same ladder as base² with 2ℓ/d): the head "
-     "dimension d is twice the number of pairs, θ_ℓ = base^(-2ℓ/d)",
+    ("your ladder is base^(-4ℓ/d) = (base²)^(-2ℓ/d): either your exponent uses d/2 as the dimension, or the base "
+     "is squared (both give these numbers): the head dimension d is twice the number of pairs, θ_ℓ = base^(-2ℓ/d)",
      lambda d, b: _ladder(d, b, lambda ell: -4 * ell / d)),
     ("your pair index ℓ counts from 1: it runs from 0 to d/2 - 1, so the first pair has θ_0 = 1",
      lambda d, b: _ladder(d, b, lambda ell: -2 * (ell + 1) / d)),
@@ -501,5 +502,10 @@ def _ladder_slip(
         except (RuntimeError, ValueError):  # noqa: PERF203 (a ladder this exercise cannot use)
             continue
         if value.shape == got.shape and bool(torch.allclose(value.double(), got.double(), atol=1e-5, rtol=1e-4)):
+            default = _ladder(dim, 10000.0, lambda ell: -2 * ell / dim)
+            if base != 10000.0 and bool(torch.allclose(wrong(dim, base), default, rtol=1e-9)):
+                # A base whose square (or root) is 10000: the slip and an ignored base give the same ladder.
+                return (f"{message} (or, as this ladder is also that of base 10000, your function ignores its base "
+                        f"argument: with base = {base:g} both give these numbers)")
             return message
     return None

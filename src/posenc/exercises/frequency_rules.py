@@ -226,7 +226,8 @@ def _ladder_problem(got: torch.Tensor, expected: _Ladder, dim: int, base: float)
     if not math.isclose(effective, expected.base, rel_tol=1e-4):
         if math.isclose(effective, math.sqrt(expected.base), rel_tol=1e-4):
             problems.append("the ladder falls half as fast as it should: the exponent is ℓ/d instead of 2ℓ/d "
-                            "(torch.arange(d/2) / d): it needs the factor 2, torch.arange(0, d, 2) / d")
+                            "(torch.arange(d/2) / d): it needs the factor 2, torch.arange(0, d, 2) / d (or the base "
+                            "is its square root, √base: both give these numbers)")
         elif math.isclose(effective ** ((dim - 2) / dim), expected.base, rel_tol=1e-4):
             problems.append("the last pair ℓ = d/2 - 1 gets exponent 1 instead of (d-2)/d: the exponent is "
                             "2ℓ/(d-2), as torch.linspace(0, 1, d/2) gives; use torch.arange(0, d, 2) / d")
@@ -472,7 +473,8 @@ def _theta_half_exponent(dim: int, base: float) -> torch.Tensor:
     return _theta(dim, math.sqrt(base))
 
 
-_EXPONENT = "θ_ℓ = base^(-2ℓ/d), ℓ = 0 .. d/2 - 1: the exponent needs the factor 2 (torch.arange(0, d, 2) / d)"
+_EXPONENT = ("θ_ℓ = base^(-2ℓ/d), ℓ = 0 .. d/2 - 1: the exponent needs the factor 2 (torch.arange(0, d, 2) / d), or, "
+             "if yours has it, the base is its square root (both give these numbers)")
 _FROM_ONE = ("your pair index ℓ counts from 1: it runs from 0 to d/2 - 1, so the first pair has θ_0 = 1 "
              "(torch.arange(0, d, 2) / d, not torch.arange(2, d + 2, 2) / d)")
 

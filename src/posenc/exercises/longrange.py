@@ -131,17 +131,18 @@ def _expected(cross, offsets, base=10000.0, sin_sign=1.0, use_sin=True, sym=Fals
 
 
 _EXPECTED_MISTAKES = [
-    _Mistake("expected sine sign", "the sine term has the wrong sign, (C12 - C21) instead of (C21 - C12): the "
-             "trace is tr(B(δθ) C^T), with C transposed (E[k q^T] holds C^T)",
+    _Mistake("expected sine sign", "the sine term has the wrong sign: either it uses (C12 - C21) instead of "
+             "(C21 - C12), or the offsets are negated, -δ for δ (sin is odd: both give these numbers); the trace is "
+             "tr(B(δθ) C^T), with C transposed (E[k q^T] holds C^T)",
              lambda c, o, b=10000.0: _expected(c, o, b, sin_sign=-1.0)),
     _Mistake("expected cosine only", "your score has no sine term: the antisymmetric part of C, C21 - C12, "
              "multiplies sin(δθ_ℓ)",
              lambda c, o, b=10000.0: _expected(c, o, b, use_sin=False)),
     _Mistake("expected symmetric sine", "your sine term uses C21 + C12: it is the antisymmetric part, C21 - C12",
              lambda c, o, b=10000.0: _expected(c, o, b, sym=True)),
-    _Mistake("expected dim", "your frequencies use the number of pairs d/2 as the dimension, b^(-4ℓ/d) (the same "
-             "ladder as the base squared, (b²)^(-2ℓ/d)): with d/2 blocks of C the head dimension is d = 2 * "
-             "cross.shape[0], and θ_ℓ = b^(-2ℓ/d)",
+    _Mistake("expected dim", "your frequencies are b^(-4ℓ/d) = (b²)^(-2ℓ/d): either they use the number of pairs "
+             "d/2 as the dimension, or the base is squared (both give these numbers): with d/2 blocks of C "
+             "the head dimension is d = 2 * cross.shape[0], and θ_ℓ = b^(-2ℓ/d)",
              lambda c, o, b=10000.0: _expected(c, o, b, exponent_dim=c.shape[0])),
     _Mistake("expected sin cos swapped", "you swapped sine and cosine: the trace C11 + C22 goes with cos(δθ_ℓ)",
              lambda c, o, b=10000.0: _expected(c, o, b, swap=True)),
@@ -282,8 +283,8 @@ _ASYMMETRY_MISTAKES = [
              "float64, so form θ_ℓ and δθ_ℓ in float64 (offsets.double()[:, None] * theta.double())",
              _asymmetry_float32_angles, tolerance=3e-2),
     _Mistake("asymmetry sign", "your difference has the wrong sign: either the subtraction is the "
-             "other way round, s(-δ) - s(δ), or the other vector is conjugated, conj(k_ℓ) q_ℓ where h_ℓ = conj(q_ℓ) "
-             "k_ℓ (both give these numbers)",
+             "other way round, s(-δ) - s(δ), or the query is rotated instead of the key, (R_δ q)^T k = s(-δ), or the "
+             "other vector is conjugated, conj(k_ℓ) q_ℓ where h_ℓ = conj(q_ℓ) k_ℓ (all give these numbers)",
              lambda q, k, o, b=10000.0: -reference_score_asymmetry(q, k, o, b)),
     _Mistake("asymmetry factor", "your difference lacks the factor 2: s(δ) - s(-δ) = -2 Σ Im(h_ℓ) sin(δθ_ℓ)",
              lambda q, k, o, b=10000.0: reference_score_asymmetry(q, k, o, b) / 2),

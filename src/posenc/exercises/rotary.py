@@ -259,7 +259,8 @@ def _diagnose_rope(
         "truncated": "real-valued positions are truncated to integers (for instance 0.5 is treated as 0): keep "
         "them real, form the angles as positions.to(torch.float64)[:, None] * theta[None, :]",
         "exponent": "your frequencies are base^(-ℓ/d) instead of θ_ℓ = base^(-2ℓ/d): the exponent needs the "
-        "column index 2ℓ, as in torch.arange(0, d, 2) / d",
+        "column index 2ℓ, as in torch.arange(0, d, 2) / d (or, if your exponent has it, the base is its square "
+        "root: both give these numbers)",
     }
     position_options: list[tuple[str | None, torch.Tensor]] = [(None, positions)]
     if positions_given:

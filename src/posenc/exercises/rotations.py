@@ -282,19 +282,23 @@ def _decode_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> 
     if not bool((shift == shift[0]).all()):
         return None
     amount = int(shift[0])
-    # With one new token a start one early and the last num_new cached positions are the same answer: only a case
-    # with num_new > 1 tells them apart, so only there is one of them said.
-    if amount == -1:
-        return ("your positions start one early, at cache_len - 1 (the position of the last cached token): the new "
-                "tokens start at cache_len, after the cache")
-    if amount == -num_new:
-        return ("your positions end at cache_len - 1: they are those of the last num_new cached tokens; the new "
-                "tokens start at cache_len, after the cache")
-    if amount == num_new:
-        return "your positions start at cache_len + num_new: the new tokens start at cache_len, the first free position"
-    if amount == -cache_len != 0:
-        return "your positions start at 0: positions count from the start of the sequence, so they start at cache_len"
-    return None
+    # One case can fit several slips (with one new token a start one early is also the last num_new cached positions):
+    # every slip this case fits is said, and the largest failed case, the one with most new tokens, is reported.
+    readings = [reading for fits, reading in (
+        (amount == -1, "start one early, at cache_len - 1 (the position of the last cached token)"),
+        (amount == -num_new, "end at cache_len - 1 (those of the last num_new cached tokens)"),
+        (num_new > 1 and amount == 1 - num_new, "end at cache_len (range(cache_len - num_new + 1, cache_len + 1))"),
+        (amount == 1, "start one late, at cache_len + 1"),
+        (amount == num_new, "start at cache_len + num_new"),
+        (num_new > 1 and amount == num_new - 1, "start at cache_len + num_new - 1"),
+        (amount == -cache_len != 0, "start at 0"),
+    ) if fits]
+    if not readings:
+        return None
+    said = readings[0] if len(readings) == 1 else (
+        "either " + " or ".join(readings) + f" (with cache_len = {cache_len}, num_new = {num_new} these are the same "
+        "positions)")
+    return f"your positions {said}: the new tokens start at cache_len, the first free position after the cache"
 
 
 def _decode_cases(generator: torch.Generator) -> list[_Case]:
@@ -307,7 +311,9 @@ def check_decode_positions(fn: Callable[..., Any]) -> CheckResult:
 
     The answer is ``cache_len, ..., cache_len + num_new - 1`` (a tensor or a list). Named mistakes:
     position 0 for every token, a restart at 0, off by one either way, one shared position, the
-    whole sequence; otherwise one shared position, or positions shifted by ``num_new`` either way.
+    whole sequence; otherwise one shared position, or positions shifted by ``num_new`` either way, ending at
+    ``cache_len`` or starting at ``cache_len + num_new - 1``, read on the case with most new tokens (where one case
+    fits several of these, as with one new token, each is said).
     """
     return _simple_checker(
         "positions while decoding", fn, _decode_cases, reference_decode_positions, _DECODE_MISTAKES,
@@ -498,8 +504,9 @@ _BLOCK_MISTAKES = [
     _Mistake("blocks ladder", "your frequencies are the 1-D ladder b^(-2ℓ/d): the blocks use θ'_ℓ = b^(-4ℓ/d), "
              "the frequencies of RoPE of dimension d/2",
              lambda r, c, d, b=10000.0: _blocks(r, c, d, b, exponent=2.0)),
-    _Mistake("blocks transposed", "your 2 x 2 blocks turn the wrong way ([[cos, sin], [-sin, cos]]): the "
-             "rotation by φ is [[cos φ, -sin φ], [sin φ, cos φ]]",
+    _Mistake("blocks transposed", "your 2 x 2 blocks turn the wrong way ([[cos, sin], [-sin, cos]]): either the "
+             "blocks are transposed or the positions are negated (both give these numbers); the rotation by φ is "
+             "[[cos φ, -sin φ], [sin φ, cos φ]]",
              lambda r, c, d, b=10000.0: _blocks(r, c, d, b, sign=-1.0)),
     _Mistake("blocks swapped", "your rows and columns are swapped: the first pair of each block turns by the row "
              "position, the second by the column",

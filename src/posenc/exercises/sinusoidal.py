@@ -100,7 +100,8 @@ def _explain_sinusoid(variant: _SinusoidVariant, base: float, dim: int) -> str:
     if variant.pair_exponent:
         parts.append(
             "your frequencies are θ'_ℓ = base^(-ℓ/dim) instead of θ_ℓ = base^(-2ℓ/dim): the exponent uses the pair "
-            "index ℓ where it needs the column index 2ℓ, as in torch.arange(0, dim, 2) / dim"
+            "index ℓ where it needs the column index 2ℓ, as in torch.arange(0, dim, 2) / dim (or, if yours has it, the "
+            "base is its square root: both give these numbers)"
         )
     if variant.base is not None:
         wrong = variant.base
@@ -123,7 +124,8 @@ def _explain_sinusoid(variant: _SinusoidVariant, base: float, dim: int) -> str:
         else:
             parts.append(
                 f"your table fits base {_num(wrong)} instead of {base:g} (θ'_ℓ = {_num(wrong)}^(-2ℓ/dim)): check how "
-                "you use the base argument"
+                "you use the base argument, and the exponent: -2ℓ/dim scaled by "
+                f"{_num(math.log(float(wrong)) / math.log(base))} (another denominator than dim) gives the same table"
             )
     if variant.offset:
         parts.append(
