@@ -356,6 +356,35 @@ about i·2^-24 from the float64 reference, and named ("the angles i·θ_ℓ are 
 do"): chapter 3 forms its angles in float64 and its exercise asks for torch.allclose on a long table, which such a
 table misses. RoPE on a float32 x with float32 angles keeps its note (chapter 7: production code forms them so). All
 batches: 1048/1048 rejected, 987/1048 named by the keywords, none held out.
+Then an audit for wrong causes (07:20-07:30 UTC, without batch 27): about 170 slips chosen to coincide with another
+named slip on some hidden case, tried on every checker; 17 messages that asserted the other slip's cause were fixed by
+family (read off the case that separates them, or said with both readings), and kept in the tests (NO_WRONG_CAUSE).
+Batch 27 (128 mistakes for all 33 checkers, written blind at 07:09-07:18 UTC by a separate session from the exercises,
+their solutions and each checker's signature and first docstring line, never calling a checker; it glimpsed this
+file's helper names and the start of one checker's list of named mistakes, none of which it used; measured once at
+07:33 UTC, after every change above): rejected 127/128, named 109/128 (85.2 %) by the keywords. On a careful reading by
+two other sessions (cases 1-64 and 65-128): 111/128 named (86.7 %; 111 of the 127 rejected, 87.4 %), and seven messages
+named a cause the student had not made: T5 capped at n called uncapped, T5 without halving called an ignored or scaled
+num_buckets, ALiBi's extra slopes called odd-indexed when they were right, 2-D RoPE's default base on one half called
+base squared (every hidden base was 100, whose square is 10000), YaRN's pair in the other order called "a float", NTK's
+d // (d - 2) called a missing exponent, dynamic NTK's "- s - 1" read off one case as min(seq_len, L). The one that
+passed counted the streaming cache's token axis from the front: every hidden cache had exactly one leading axis. The
+batch tried kinds of slip earlier batches had not (the arguments' units and roles, axes counted from the front,
+operator precedence, degrees, conventions of two chapters mixed), for which the checkers had no reading.
+Then, after batch 27 (07:35-08:00 UTC), by family: hidden caches and inputs with 0, 1 and 2 leading axes, and failed
+inputs set apart by their number of axes said as an axis counted from the front (also for an error raised only
+there); a wavelength 180/π or π/180 times the right one said as degrees; the exponent's parentheses lost; an arange
+whose end is below its start explained; the YaRN pair in the other order; logarithms of two bases in YaRN's pair index;
+turns counted over s·L or L/s; llama3 read on λ/L; dynamic NTK's "- s - 1", max(seq_len, s·L), seq_len - 1 and the
+static factor beyond L, with the scale s_n read back from the base instead of "check which term carries which
+exponent" (said now only where the base is a product of the right quantities); NTK's exponent offered as missing or
+computed by integer division; PI's factor inside the exponent; a relative shift that reads offset 0 for every past key
+(the offset taken as i - j); T5 capped at n or n - 2 and T5 without halving, with a reading kept only if it fits every
+failed case (said from a case that shows it alone, or with both readings); ALiBi's extra slopes checked before they
+are blamed; 2-D RoPE's half at the default base decided by a probe at another base; weights read transposed named
+(cross-attention); arguments changed in place named as the signature names them. Each family has two renderings in
+tests/test_exercises.py or tests/test_checker_causes.py. Batch 27 then reads 128/128 rejected and 120/128 named by the
+keywords (no longer held out); all batches 1176/1176 rejected, 1110/1176 named by the keywords.
 """
 
 from __future__ import annotations
@@ -374,6 +403,7 @@ import torch.nn.functional as F
 import posenc
 import posenc.exercises as ex
 from posenc import apply_rope, rope_frequencies
+from posenc.rotary import complex_pairs
 
 
 @dataclass(frozen=True)
@@ -8692,6 +8722,1793 @@ HELDOUT_BATCH_26 = [
 ]
 
 
+
+# Batch 27 (issue 32, sixth pass): written on 2026-11-29 at 07:09-07:18 UTC by a separate session from the exercises,
+# their solutions and each checker's signature and first docstring line only (it glimpsed the helper names of this
+# file and the start of one checker's docstring; see the module docstring), after every change of the sixth pass and
+# while an audit of wrong causes was being made without it; measured once at 07:33 UTC.
+
+def _b27_theta(dim, base, dtype=torch.float64):
+    return base ** (-torch.arange(0, dim, 2, dtype=dtype) / dim)
+
+
+# ---------------------------------------------------------------- check_attention
+def b27_attention_zero_fill(q, k, v, mask=None):
+    # masks by setting hidden scores to 0 instead of -inf: hidden keys keep weight
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, 0.0)
+    weights = scores.softmax(-1)
+    return weights @ v, weights
+
+
+def b27_attention_mask_true_hides(q, k, v, mask=None):
+    # nn.MultiheadAttention's convention (True = do not attend) in a function whose True means "keep"
+    scores = torch.einsum("...qd,...kd->...qk", q, k) / q.shape[-1] ** 0.5
+    if mask is not None:
+        scores = scores.masked_fill(mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
+def b27_attention_scale_by_value_width(q, k, v, mask=None):
+    # divides by sqrt of the value width, the last axis of v
+    scores = q @ k.transpose(-2, -1) / math.sqrt(v.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, -math.inf)
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
+# ---------------------------------------------------------------- check_padded_positions
+def b27_padded_hardcoded_pad_id(input_ids, padding_idx=1):
+    # RoBERTa's pad id 1 written into the code: the argument is never used
+    is_token = (input_ids != 1).long()
+    return torch.cumsum(is_token, dim=-1) * is_token + 1
+
+
+def b27_padded_start_at_pad_id(input_ids, padding_idx=1):
+    # real tokens numbered from padding_idx, one too early (first real token collides with padding)
+    is_token = (input_ids != padding_idx).long()
+    return (torch.cumsum(is_token, dim=-1) - 1) * is_token + padding_idx
+
+
+def b27_padded_cumsum_over_batch(input_ids, padding_idx=1):
+    # cumulative sum down the batch axis instead of along each sequence
+    is_token = (input_ids != padding_idx).long()
+    return torch.cumsum(is_token, dim=0) * is_token + padding_idx
+
+
+def b27_padded_float_positions(input_ids, padding_idx=1):
+    # correct numbers, but float: they cannot index an nn.Embedding
+    is_token = (input_ids != padding_idx).float()
+    return is_token.cumsum(-1) * is_token + padding_idx
+
+
+# ---------------------------------------------------------------- check_sinusoidal
+def b27_sinusoidal_float32_angles(seq_len, dim, base=10000.0):
+    position = torch.arange(seq_len, dtype=torch.float32)[:, None]
+    div = base ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim)
+    angle = position / div
+    table = torch.zeros(seq_len, dim)
+    table[:, 0::2], table[:, 1::2] = angle.sin(), angle.cos()
+    return table
+
+
+def b27_sinusoidal_l_over_d(seq_len, dim, base=10000.0):
+    # exponent l/d with l = 0..d/2-1 (the factor 2 of 2l/d lost)
+    pair = np.arange(dim // 2)
+    angle = np.arange(seq_len)[:, None] / base ** (pair / dim)
+    table = np.stack([np.sin(angle), np.cos(angle)], axis=-1).reshape(seq_len, dim)
+    return torch.from_numpy(table).float()
+
+
+def b27_sinusoidal_concatenated(seq_len, dim, base=10000.0):
+    # tensor2tensor's layout (all sines, then all cosines) on the paper's ladder
+    angles = torch.arange(seq_len, dtype=torch.float64)[:, None] * _b27_theta(dim, base)
+    return torch.cat((angles.sin(), angles.cos()), -1).float()
+
+
+def b27_sinusoidal_ignores_base(seq_len, dim, base=10000.0):
+    exponent = torch.arange(0, dim, 2, dtype=torch.float64) / dim
+    angle = torch.arange(seq_len, dtype=torch.float64)[:, None] / 10000.0**exponent
+    return torch.stack((angle.sin(), angle.cos()), -1).flatten(-2).float()
+
+
+# ---------------------------------------------------------------- check_shaw_index
+def b27_shaw_i_minus_j(q_len, k_len, max_distance, query_offset=0):
+    # the chapter-1 convention i - j for the offset
+    queries = query_offset + torch.arange(q_len)
+    offsets = queries[:, None] - torch.arange(k_len)[None, :]
+    return offsets.clamp(-max_distance, max_distance) + max_distance
+
+
+def b27_shaw_ignores_query_offset(q_len, k_len, max_distance, query_offset=0):
+    offsets = torch.arange(k_len)[None, :] - torch.arange(q_len)[:, None]
+    return offsets.clamp(-max_distance, max_distance) + max_distance
+
+
+def b27_shaw_not_shifted(q_len, k_len, max_distance, query_offset=0):
+    # clipped offsets, never moved to the row range 0..2c
+    rows = torch.empty(q_len, k_len, dtype=torch.long)
+    for r in range(q_len):
+        for j in range(k_len):
+            rows[r, j] = max(-max_distance, min(max_distance, j - (query_offset + r)))
+    return rows
+
+
+def b27_shaw_queries_at_end(q_len, k_len, max_distance, query_offset=0):
+    # assumes cached decoding: the queries are the last q_len positions, whatever query_offset says
+    queries = torch.arange(k_len - q_len, k_len)
+    offsets = torch.arange(k_len)[None, :] - queries[:, None]
+    return offsets.clamp(-max_distance, max_distance) + max_distance
+
+
+# ---------------------------------------------------------------- check_relative_shift
+def b27_shift_drop_last_row(rel_logits):
+    *batch, q_len, k_len = rel_logits.shape
+    padded = torch.nn.functional.pad(rel_logits, (1, 0))
+    rows = padded.reshape(*batch, k_len + 1, q_len)[..., :-1, :]  # should drop the first
+    return rows.reshape(*batch, q_len, k_len)
+
+
+def b27_shift_forgets_memory(rel_logits):
+    # query t placed at position t, as without a memory: column j - t + Lk - 1
+    *batch, q_len, k_len = rel_logits.shape
+    out = torch.zeros_like(rel_logits)
+    for t in range(q_len):
+        for j in range(k_len):
+            column = j - t + k_len - 1
+            if column < k_len:
+                out[..., t, j] = rel_logits[..., t, column]
+    return out
+
+
+def b27_shift_i_minus_j(rel_logits):
+    # reads the column of i - j instead of j - i
+    *batch, q_len, k_len = rel_logits.shape
+    t = torch.arange(q_len)[:, None]
+    j = torch.arange(k_len)[None, :]
+    i = k_len - q_len + t
+    column = ((i - j) + k_len - 1).clamp(0, k_len - 1)
+    return rel_logits.gather(-1, column.expand(*batch, q_len, k_len))
+
+
+# ---------------------------------------------------------------- check_t5_bucket
+def _b27_t5(offsets, bidirectional, num_buckets, max_distance, *, causal_abs=False, cap=None, rounding=False,
+            halve=True):
+    n_b = num_buckets // 2 if (bidirectional and halve) else num_buckets
+    first = torch.where(offsets > 0, n_b, 0) if bidirectional else 0
+    if bidirectional or causal_abs:
+        rho = offsets.abs()
+    else:
+        rho = (-offsets).clamp(min=0)
+    e = n_b // 2
+    log_part = torch.log(rho.clamp(min=1).float() / e) / math.log(max_distance / e) * (n_b - e)
+    log_part = log_part.round() if rounding else log_part
+    far = (e + log_part.long()).clamp(max=(n_b - 1) if cap is None else cap(n_b))
+    return first + torch.where(rho < e, rho, far)
+
+
+def b27_t5_i_minus_j(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    # reads relative_position as i - j
+    return _b27_t5(-torch.as_tensor(relative_position).long(), bidirectional, num_buckets, max_distance)
+
+
+def b27_t5_causal_abs(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    # causal: future keys bucketed by their distance instead of all going to bucket 0
+    return _b27_t5(torch.as_tensor(relative_position).long(), bidirectional, num_buckets, max_distance, causal_abs=True)
+
+
+def b27_t5_round_log(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    # rounds the logarithmic part instead of truncating it
+    return _b27_t5(torch.as_tensor(relative_position).long(), bidirectional, num_buckets, max_distance, rounding=True)
+
+
+def b27_t5_cap_off_by_one(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    # caps the far buckets at n_b instead of n_b - 1
+    return _b27_t5(torch.as_tensor(relative_position).long(), bidirectional, num_buckets, max_distance,
+                   cap=lambda n_b: n_b)
+
+
+def b27_t5_no_halving(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    # bidirectional, but each direction gets all num_buckets buckets
+    return _b27_t5(torch.as_tensor(relative_position).long(), bidirectional, num_buckets, max_distance, halve=False)
+
+
+# ---------------------------------------------------------------- check_alibi_slopes
+def b27_slopes_geometric_for_all(num_heads):
+    # 2^(-8h/n) for every n, power of two or not
+    return torch.tensor([2 ** (-8 * h / num_heads) for h in range(1, num_heads + 1)])
+
+
+def b27_slopes_start_at_zero(num_heads):
+    power = 2 ** math.floor(math.log2(num_heads))
+    first = [2 ** (-8 * h / power) for h in range(power)]
+    between = [2 ** (-8 * (2 * h + 1) / (2 * power)) for h in range(num_heads - power)]
+    return first + between
+
+
+def b27_slopes_ascending(num_heads):
+    power = 2 ** math.floor(math.log2(num_heads))
+    slopes = [2 ** (-8 * h / power) for h in range(1, power + 1)]
+    slopes += [2 ** (-8 * (2 * h - 1) / (2 * power)) for h in range(1, num_heads - power + 1)]
+    return torch.tensor(sorted(slopes))
+
+
+def b27_slopes_halving(num_heads):
+    # 1/2, 1/4, 1/8, ...: the ratio 2^(-8/n) replaced by 1/2
+    return 0.5 ** torch.arange(1, num_heads + 1, dtype=torch.float32)
+
+
+# ---------------------------------------------------------------- check_apply_rope
+def b27_rope_half_layout(x, positions=None, base=10000.0):
+    # rotate_half pairs (l, l + d/2), as in Hugging Face's Llama
+    seq_len, dim = x.shape[-2:]
+    if positions is None:
+        positions = torch.arange(seq_len)
+    angles = positions.double()[:, None] * _b27_theta(dim, base)
+    angles = torch.cat((angles, angles), -1)
+    first, second = x.chunk(2, -1)
+    turned = torch.cat((-second, first), -1)
+    return x * angles.cos().to(x.dtype) + turned * angles.sin().to(x.dtype)
+
+
+def b27_rope_inplace_alias(x, positions=None, base=10000.0):
+    # writes the first coordinates into x, then reads them back through the view `a`
+    seq_len, dim = x.shape[-2:]
+    if positions is None:
+        positions = torch.arange(seq_len)
+    angles = positions.double()[:, None] * _b27_theta(dim, base)
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    a, b = x[..., 0::2], x[..., 1::2]
+    x[..., 0::2] = a * cos - b * sin
+    x[..., 1::2] = a * sin + b * cos
+    return x
+
+
+def b27_rope_ignores_positions(x, positions=None, base=10000.0):
+    seq_len, dim = x.shape[-2:]
+    positions = torch.arange(seq_len)  # the given positions are overwritten
+    angles = positions.double()[:, None] * _b27_theta(dim, base)
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    a, b = x[..., 0::2], x[..., 1::2]
+    return torch.stack((a * cos - b * sin, a * sin + b * cos), -1).flatten(-2)
+
+
+def b27_rope_float32_angles(x, positions=None, base=10000.0):
+    seq_len, dim = x.shape[-2:]
+    if positions is None:
+        positions = torch.arange(seq_len)
+    theta = 1.0 / base ** (torch.arange(0, dim, 2).float() / dim)
+    angles = positions.float()[:, None] * theta
+    z = torch.view_as_complex(x.float().reshape(*x.shape[:-1], dim // 2, 2).contiguous())
+    return torch.view_as_real(z * torch.polar(torch.ones_like(angles), angles)).flatten(-2).to(x.dtype)
+
+
+def b27_rope_returns_float64(x, positions=None, base=10000.0):
+    # tables left in float64: a float32 input comes back float64
+    seq_len, dim = x.shape[-2:]
+    if positions is None:
+        positions = torch.arange(seq_len)
+    angles = positions.double()[:, None] * _b27_theta(dim, base)
+    a, b = x[..., 0::2], x[..., 1::2]
+    return torch.stack((a * angles.cos() - b * angles.sin(), a * angles.sin() + b * angles.cos()), -1).flatten(-2)
+
+
+# ---------------------------------------------------------------- check_repeat_kv
+def b27_repeat_kv_tiled_expand(kv, num_heads):
+    # expand on a new axis *before* the kv heads, then merge: the heads come back tiled
+    *lead, h_kv, length, dim = kv.shape
+    n_rep = num_heads // h_kv
+    return kv.unsqueeze(-4).expand(*lead, n_rep, h_kv, length, dim).reshape(*lead, num_heads, length, dim)
+
+
+def b27_repeat_kv_dim1(kv, num_heads):
+    # axis 1 is the head axis for (batch, heads, L, d), not for an unbatched (heads, L, d)
+    return kv.repeat_interleave(num_heads // kv.shape[1], dim=1)
+
+
+def b27_repeat_kv_num_heads_times(kv, num_heads):
+    # each kv head repeated num_heads times instead of num_heads / h_kv
+    return torch.repeat_interleave(kv, num_heads, dim=-3)
+
+
+# ---------------------------------------------------------------- check_apply_rope_2d
+def b27_rope2d_blocks_of_four(x, rows, columns, base=10000.0):
+    # the block-of-four layout of ex-ropeb-10 instead of the axial halves
+    d = x.shape[-1]
+    blocks = x.reshape(*x.shape[:-1], d // 4, 2, 2)
+    row_part = blocks[..., 0, :].flatten(-2)
+    col_part = blocks[..., 1, :].flatten(-2)
+    row_part = apply_rope(row_part, rows, base=base)
+    col_part = apply_rope(col_part, columns, base=base)
+    out = torch.stack((row_part.unflatten(-1, (d // 4, 2)), col_part.unflatten(-1, (d // 4, 2))), -2)
+    return out.flatten(-3)
+
+
+def b27_rope2d_full_dim_ladder(x, rows, columns, base=10000.0):
+    # each half rotated with the frequencies of the whole head, b^(-2l/d)
+    d = x.shape[-1]
+    theta = _b27_theta(d, base)[: d // 4]
+    out = []
+    for part, pos in zip(x.chunk(2, -1), (rows, columns), strict=True):
+        angles = pos.double()[:, None] * theta
+        cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+        a, b = part[..., 0::2], part[..., 1::2]
+        out.append(torch.stack((a * cos - b * sin, a * sin + b * cos), -1).flatten(-2))
+    return torch.cat(out, -1)
+
+
+def b27_rope2d_column_default_base(x, rows, columns, base=10000.0):
+    first, second = x.chunk(2, dim=-1)
+    return torch.cat((apply_rope(first, rows, base=base), apply_rope(second, columns)), dim=-1)
+
+
+def b27_rope2d_raster_index(x, rows, columns, base=10000.0):
+    # one position per patch, read in raster order, on the whole vector
+    width = int(columns.max()) + 1
+    return apply_rope(x, rows * width + columns, base=base)
+
+
+# ---------------------------------------------------------------- check_cross_attention
+def b27_cross_divide_by_dk(y, z, w_q, w_k, w_v):
+    scores = (y @ w_q) @ (z @ w_k).T / w_k.shape[-1]  # d_k, not its square root
+    return scores.softmax(-1) @ (z @ w_v)
+
+
+def b27_cross_roles_swapped(y, z, w_q, w_k, w_v):
+    # queries from the memory, keys and values from the decoder states
+    q, k, v = z @ w_q, y @ w_k, y @ w_v
+    return torch.softmax(q @ k.T / math.sqrt(q.shape[-1]), -1) @ v
+
+
+def b27_cross_transposed_weights(y, z, w_q, w_k, w_v):
+    # nn.Linear habit: x @ W.T
+    q, k, v = y @ w_q.T, z @ w_k.T, z @ w_v.T
+    return torch.softmax(q @ k.T / math.sqrt(q.shape[-1]), -1) @ v
+
+
+def b27_cross_global_softmax(y, z, w_q, w_k, w_v):
+    # one softmax over the whole score matrix
+    scores = (y @ w_q) @ (z @ w_k).T / math.sqrt(w_q.shape[-1])
+    return scores.flatten().softmax(0).view_as(scores) @ (z @ w_v)
+
+
+# ---------------------------------------------------------------- check_position_recovery
+def b27_recovery_input_precision(outputs):
+    return (1.0 / outputs - 1.0).round()
+
+
+def b27_recovery_no_minus_one(outputs):
+    return (1.0 / outputs.double()).round()
+
+
+def b27_recovery_floor(outputs):
+    return torch.floor(1.0 / outputs.double() - 1.0)
+
+
+# ---------------------------------------------------------------- check_position_parameter_counts
+def b27_counts_whole_map(positions, width):
+    # part 2 counted as the whole (d + N) x d map
+    return positions * width, (width + positions) * width, 3 * positions * width
+
+
+def b27_counts_one_projection(positions, width):
+    return positions * width, positions * width, positions * width
+
+
+def b27_counts_whole_qkv(positions, width):
+    # part 3 counted as the three whole projections, not the extra rows
+    return positions * width, positions * width, 3 * (width + positions) * width
+
+
+# ---------------------------------------------------------------- check_decayed_rows
+def b27_decay_without_lr(initial, lr, weight_decay, steps):
+    return initial * (1 - weight_decay) ** steps
+
+
+def b27_decay_steps_minus_one(initial, lr, weight_decay, steps):
+    # "the first step has no decay yet"
+    return initial * (1 - lr * weight_decay) ** (steps - 1)
+
+
+def b27_decay_exponent_grouping(initial, lr, weight_decay, steps):
+    return initial * (1 - lr) ** (weight_decay * steps)
+
+
+def b27_decay_in_place(initial, lr, weight_decay, steps):
+    # right value, but the caller's tensor of initial rows is overwritten
+    return initial.mul_((1 - lr * weight_decay) ** steps)
+
+
+# ---------------------------------------------------------------- check_concatenated_sinusoidal
+def b27_t2t_paper_ladder(seq_len, dim, base=10000.0):
+    angles = torch.arange(seq_len, dtype=torch.float64)[:, None] * _b27_theta(dim, base)
+    return torch.cat((angles.sin(), angles.cos()), dim=-1)
+
+
+def b27_t2t_cos_first(seq_len, dim, base=10000.0):
+    half = dim // 2
+    theta = base ** (-torch.arange(half, dtype=torch.float64) / (half - 1))
+    angles = torch.arange(seq_len, dtype=torch.float64)[:, None] * theta
+    return torch.cat((angles.cos(), angles.sin()), dim=-1)
+
+
+def b27_t2t_interleaved(seq_len, dim, base=10000.0):
+    half = dim // 2
+    theta = base ** (-torch.arange(half, dtype=torch.float64) / (half - 1))
+    angles = torch.arange(seq_len, dtype=torch.float64)[:, None] * theta
+    return torch.stack((angles.sin(), angles.cos()), -1).flatten(-2)
+
+
+def b27_t2t_half_not_half_minus_one(seq_len, dim, base=10000.0):
+    half = dim // 2
+    log_increment = math.log(base) / half  # tensor2tensor divides by half - 1
+    theta = torch.exp(-log_increment * torch.arange(half, dtype=torch.float64))
+    angles = torch.arange(seq_len, dtype=torch.float64)[:, None] * theta
+    return torch.cat((angles.sin(), angles.cos()), dim=-1)
+
+
+# ---------------------------------------------------------------- check_alibi_bias_from_slopes
+def b27_alibi_slopes_i_minus_j(slopes, length):
+    pos = torch.arange(length)
+    return slopes[:, None, None] * (pos[:, None] - pos[None, :]).float()
+
+
+def b27_alibi_recomputes_slopes(slopes, length):
+    # ignores the slopes it is given and rebuilds ALiBi's from the number of heads
+    h = len(slopes)
+    own = torch.tensor([2 ** (-8 * r / h) for r in range(1, h + 1)])
+    pos = torch.arange(length)
+    return own[:, None, None] * (pos[None, :] - pos[:, None]).float()
+
+
+def b27_alibi_diagonal_off_by_one(slopes, length):
+    # queries counted from 1, keys from 0
+    rel = torch.arange(length)[None, :] - torch.arange(1, length + 1)[:, None]
+    return torch.einsum("h,ij->hij", slopes, rel.float())
+
+
+def b27_alibi_float16(slopes, length):
+    pos = torch.arange(length, dtype=torch.float16)
+    return slopes.half()[:, None, None] * (pos[None, :] - pos[:, None])
+
+
+# ---------------------------------------------------------------- check_reversal_gap
+def b27_reversal_feature_axis(layer, x):
+    return (layer(x.flip(-1)) - layer(x).flip(-1)).abs().max().item()
+
+
+def b27_reversal_mean(layer, x):
+    reversal = torch.arange(x.shape[-2] - 1, -1, -1)
+    return (layer(x[reversal]) - layer(x)[reversal]).abs().mean().item()
+
+
+def b27_reversal_output_not_reversed(layer, x):
+    return (layer(x.flip(0)) - layer(x)).abs().max().item()
+
+
+def b27_reversal_signed_max(layer, x):
+    return float((layer(x.flip(-2)) - layer(x).flip(-2)).max())
+
+
+# ---------------------------------------------------------------- check_alibi_bias_at_positions
+def b27_alibi_at_indices(slopes, positions):
+    index = torch.arange(len(positions), dtype=torch.float32)
+    return -slopes[:, None, None] * (index[None, :] - index[:, None]).abs()
+
+
+def b27_alibi_at_causal_form(slopes, positions):
+    # chapter 4's causal form m (p_j - p_i), without the absolute value
+    return slopes[:, None, None] * (positions[None, :] - positions[:, None])
+
+
+def b27_alibi_at_positive(slopes, positions):
+    return slopes[:, None, None] * (positions[None, :] - positions[:, None]).abs()
+
+
+def b27_alibi_at_integer_positions(slopes, positions):
+    p = positions.long()
+    return -slopes[:, None, None] * (p[None, :] - p[:, None]).abs()
+
+
+# ---------------------------------------------------------------- check_yarn_frequencies
+def _b27_yarn(dim, base, factor, length, beta_fast, beta_slow, *, log_slow=math.log, scale=None):
+    theta = _b27_theta(dim, base)
+
+    def pair_at(turns):
+        return dim * math.log(length / (2 * math.pi * turns)) / (2 * log_slow(base))
+
+    low = max(math.floor(pair_at(beta_fast)), 0)
+    high = min(math.ceil(pair_at(beta_slow)), dim - 1)
+    high += 0.001 if low == high else 0
+    ramp = ((torch.arange(dim // 2, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)
+    interpolated = theta / factor if scale is None else scale(theta, factor)
+    return theta * (1 - ramp) + interpolated * ramp
+
+
+def b27_yarn_log2_of_base(dim, base, factor, original_max_position, beta_fast, beta_slow):
+    # ln in the numerator, log2 of the base in the denominator
+    return _b27_yarn(dim, base, factor, original_max_position, beta_fast, beta_slow, log_slow=math.log2)
+
+
+def b27_yarn_multiply_by_factor(dim, base, factor, original_max_position, beta_fast, beta_slow):
+    return _b27_yarn(dim, base, factor, original_max_position, beta_fast, beta_slow, scale=lambda theta, s: theta * s)
+
+
+def b27_yarn_extended_length(dim, base, factor, original_max_position, beta_fast, beta_slow):
+    # turns counted over the extended length s L instead of the training length L
+    return _b27_yarn(dim, base, factor, factor * original_max_position, beta_fast, beta_slow)
+
+
+def b27_yarn_pair_reversed(dim, base, factor, original_max_position, beta_fast, beta_slow):
+    frequencies = _b27_yarn(dim, base, factor, original_max_position, beta_fast, beta_slow)
+    attention_factor = 0.1 * math.log(factor) + 1.0
+    return attention_factor, frequencies  # the order of yarn_frequencies is (frequencies, factor)
+
+
+# ---------------------------------------------------------------- check_llama3_frequencies
+def b27_llama3_inverse_turns(dim, base, factor, train_len, alpha, beta):
+    # wavelength over length (lambda / L) where the rule uses turns L / lambda
+    theta = rope_frequencies(dim, base).double()
+    ratio = (2 * math.pi / theta) / train_len
+    kept = ((ratio - alpha) / (beta - alpha)).clamp(0, 1)
+    return (1 - kept) * theta / factor + kept * theta
+
+
+def b27_llama3_ramp_reversed(dim, base, factor, train_len, alpha, beta):
+    theta = rope_frequencies(dim, base).double()
+    turns = train_len * theta / (2 * math.pi)
+    kept = ((turns - beta) / (alpha - beta)).clamp(0, 1)
+    return (1 - kept) * theta / factor + kept * theta
+
+
+def b27_llama3_divides_fast(dim, base, factor, train_len, alpha, beta):
+    # the division by s applied to the pairs that turn often
+    theta = rope_frequencies(dim, base).double()
+    turns = train_len * theta / (2 * math.pi)
+    kept = ((turns - alpha) / (beta - alpha)).clamp(0, 1)
+    return (1 - kept) * theta + kept * theta / factor
+
+
+def b27_llama3_no_clamp(dim, base, factor, train_len, alpha, beta):
+    theta = rope_frequencies(dim, base).double()
+    turns = train_len * theta / (2 * math.pi)
+    kept = (turns - alpha) / (beta - alpha)
+    return (1 - kept) * theta / factor + kept * theta
+
+
+# ---------------------------------------------------------------- check_extended_rows
+def _b27_interpolate(table, where):
+    rows = table.shape[0]
+    low = where.floor().long().clamp(max=rows - 2)
+    fraction = (where - low)[:, None].to(table.dtype)
+    return (1 - fraction) * table[low] + fraction * table[low + 1]
+
+
+def b27_rows_interpolate_to_L(table, length, option):
+    rows = table.shape[0]
+    if option == "clip":
+        return table[torch.arange(length).clamp(max=rows - 1)]
+    if option == "copy":
+        return table[torch.arange(length) % rows]
+    where = torch.arange(length) * rows / length  # m L / L' instead of m (L - 1) / (L' - 1)
+    return _b27_interpolate(table, where.clamp(max=rows - 1))
+
+
+def b27_rows_or_always_true(table, length, option):
+    rows = table.shape[0]
+    if option == "clip" or "copy":  # always true: every option clips
+        return table[torch.arange(length).clamp(max=rows - 1)]
+    return _b27_interpolate(table, torch.linspace(0, rows - 1, length))
+
+
+def b27_rows_nearest(table, length, option):
+    rows = table.shape[0]
+    m = torch.arange(length)
+    if option == "clip":
+        return table[m.clamp(max=rows - 1)]
+    if option == "copy":
+        return table[m % rows]
+    return table[torch.linspace(0, rows - 1, length).round().long()]
+
+
+def b27_rows_copy_period_minus_one(table, length, option):
+    rows = table.shape[0]
+    m = torch.arange(length)
+    if option == "clip":
+        return table[torch.minimum(m, torch.tensor(rows - 1))]
+    if option == "copy":
+        return table[m % (rows - 1)]
+    return _b27_interpolate(table, torch.linspace(0, rows - 1, length))
+
+
+# ---------------------------------------------------------------- check_unrotated_outputs
+def b27_unrotate_inplace_alias(outputs, positions, base=10000.0):
+    angles = -positions.double()[:, None] * _b27_theta(outputs.shape[-1], base)
+    cos, sin = angles.cos().to(outputs.dtype), angles.sin().to(outputs.dtype)
+    a, b = outputs[..., 0::2], outputs[..., 1::2]
+    outputs[..., 0::2] = a * cos - b * sin
+    outputs[..., 1::2] = a * sin + b * cos
+    return outputs
+
+
+def b27_unrotate_own_positions(outputs, positions, base=10000.0):
+    # turns back by the row index, not by the given positions
+    return apply_rope(outputs, -torch.arange(outputs.shape[-2]), base=base)
+
+
+def b27_unrotate_half_layout(outputs, positions, base=10000.0):
+    return apply_rope(outputs, -positions, base=base, layout="half")
+
+
+def b27_unrotate_default_base(outputs, positions, base=10000.0):
+    return apply_rope(outputs, -positions)
+
+
+# ---------------------------------------------------------------- check_linear_rope_attention
+def _b27_phi(x):
+    return torch.nn.functional.elu(x) + 1
+
+
+def b27_linear_excludes_self(q, k, v, base=10000.0):
+    # the state is read before key i is added: sums over j < i
+    phi_q, phi_k = _b27_phi(q), _b27_phi(k)
+    rot_q, rot_k = apply_rope(phi_q, base=base), apply_rope(phi_k, base=base)
+    state = torch.zeros(q.shape[-1], v.shape[-1], dtype=q.dtype)
+    normaliser = torch.zeros(q.shape[-1], dtype=q.dtype)
+    outputs = []
+    for i in range(q.shape[0]):
+        outputs.append(rot_q[i] @ state / (phi_q[i] @ normaliser))
+        state = state + torch.outer(rot_k[i], v[i])
+        normaliser = normaliser + phi_k[i]
+    return torch.stack(outputs)
+
+
+def b27_linear_relu_feature(q, k, v, base=10000.0):
+    phi_q, phi_k = torch.relu(q) + 1e-6, torch.relu(k) + 1e-6
+    rot_q, rot_k = apply_rope(phi_q, base=base), apply_rope(phi_k, base=base)
+    numer = torch.cumsum(rot_k[:, :, None] * v[:, None, :], 0)
+    denom = torch.cumsum(phi_k, 0)
+    return torch.einsum("nd,nde->ne", rot_q, numer) / (phi_q * denom).sum(-1, keepdim=True)
+
+
+def b27_linear_rotate_then_phi(q, k, v, base=10000.0):
+    # phi(R q) instead of R phi(q)
+    rot_q, rot_k = _b27_phi(apply_rope(q, base=base)), _b27_phi(apply_rope(k, base=base))
+    phi_q, phi_k = _b27_phi(q), _b27_phi(k)
+    numer = torch.cumsum(rot_k[:, :, None] * v[:, None, :], 0)
+    denom = torch.cumsum(phi_k, 0)
+    return torch.einsum("nd,nde->ne", rot_q, numer) / (phi_q * denom).sum(-1, keepdim=True)
+
+
+def b27_linear_not_causal(q, k, v, base=10000.0):
+    phi_q, phi_k = _b27_phi(q), _b27_phi(k)
+    rot_q, rot_k = apply_rope(phi_q, base=base), apply_rope(phi_k, base=base)
+    return (rot_q @ (rot_k.T @ v)) / (phi_q @ phi_k.sum(0))[:, None]
+
+
+# ---------------------------------------------------------------- check_decode_positions
+def b27_decode_one_late(cache_len, num_new):
+    return torch.arange(cache_len + 1, cache_len + num_new + 1)
+
+
+def b27_decode_one_early(cache_len, num_new):
+    # continues from the last cached position instead of after it
+    return list(range(cache_len - 1, cache_len - 1 + num_new))
+
+
+def b27_decode_range_end(cache_len, num_new):
+    return torch.arange(cache_len, num_new)
+
+
+def b27_decode_linspace(cache_len, num_new):
+    return torch.linspace(cache_len, cache_len + num_new, num_new)
+
+
+# ---------------------------------------------------------------- check_streaming_cache
+def b27_stream_wrong_direction(cached, window, sinks=4):
+    total = cached.shape[-2]
+    shift = total - window - sinks
+    moved = apply_rope(cached[..., total - window :, :], torch.full((window,), shift))
+    return torch.cat((cached[..., :sinks, :], moved), dim=-2)
+
+
+def b27_stream_shift_off_by_one(cached, window, sinks=4):
+    total = cached.shape[-2]
+    shift = total - window - sinks + 1
+    moved = apply_rope(cached[..., total - window :, :], torch.full((window,), -shift))
+    return torch.cat((cached[..., :sinks, :], moved), dim=-2)
+
+
+def b27_stream_four_sinks(cached, window, sinks=4):
+    # StreamingLLM's 4 written in: the sinks argument is ignored
+    total = cached.shape[-2]
+    moved = apply_rope(cached[..., total - window :, :], torch.full((window,), -(total - window - 4)))
+    return torch.cat((cached[..., :4, :], moved), dim=-2)
+
+
+def b27_stream_rotates_sinks(cached, window, sinks=4):
+    total = cached.shape[-2]
+    shift = total - window - sinks
+    kept = torch.cat((cached[..., :sinks, :], cached[..., total - window :, :]), dim=-2)
+    return apply_rope(kept, torch.full((sinks + window,), -shift))
+
+
+def b27_stream_axis_one(cached, window, sinks=4):
+    # indexes axis 1 as the token axis, right only for (heads, n, d)
+    total = cached.shape[1]
+    shift = total - window - sinks
+    moved = apply_rope(cached[:, total - window :], torch.full((window,), -shift))
+    return torch.cat((cached[:, :sinks], moved), dim=1)
+
+
+# ---------------------------------------------------------------- check_rope_matrix_2d_blocks
+def _b27_blocks(angles):
+    return torch.block_diag(
+        *[torch.tensor([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]], dtype=torch.float64) for a in angles]
+    )
+
+
+def b27_blocks_2l_over_d(row, column, dim, base=10000.0):
+    theta = base ** (-2 * torch.arange(dim // 4, dtype=torch.float64) / dim)
+    return _b27_blocks(torch.stack((row * theta, column * theta), -1).flatten().tolist())
+
+
+def b27_blocks_transposed(row, column, dim, base=10000.0):
+    theta = base ** (-4 * torch.arange(dim // 4, dtype=torch.float64) / dim)
+    return _b27_blocks(torch.stack((row * theta, column * theta), -1).flatten().tolist()).T
+
+
+def b27_blocks_column_first(row, column, dim, base=10000.0):
+    theta = base ** (-4 * torch.arange(dim // 4, dtype=torch.float64) / dim)
+    return _b27_blocks(torch.stack((column * theta, row * theta), -1).flatten().tolist())
+
+
+def b27_blocks_axial(row, column, dim, base=10000.0):
+    # the axial layout of the chapter: first half by row, second half by column
+    theta = base ** (-4 * torch.arange(dim // 4, dtype=torch.float64) / dim)
+    return _b27_blocks((row * theta).tolist() + (column * theta).tolist())
+
+
+# ---------------------------------------------------------------- check_slowest_wavelength
+def b27_wavelength_l_over_d(dim, base):
+    # exponent l/d for the last pair l = d/2 - 1
+    return 2 * math.pi * base ** ((dim / 2 - 1) / dim)
+
+
+def b27_wavelength_degrees(dim, base):
+    return 360.0 * base ** (1 - 2 / dim)
+
+
+def b27_wavelength_precedence(dim, base):
+    return 2 * math.pi * base**1 - 2 / dim
+
+
+def b27_wavelength_dim_as_pairs(dim, base):
+    # the last of `dim` pairs, as if dim counted pairs
+    return 2 * math.pi * base ** (2 * (dim - 1) / (2 * dim))
+
+
+# ---------------------------------------------------------------- check_expected_score
+def b27_expected_sine_sign(cross, offsets, base=10000.0):
+    angles = offsets.double()[:, None] * rope_frequencies(2 * len(cross), base).double()
+    return (angles.cos() * (cross[:, 0, 0] + cross[:, 1, 1]) + angles.sin() * (cross[:, 0, 1] - cross[:, 1, 0])).sum(-1)
+
+
+def b27_expected_pairs_ladder(cross, offsets, base=10000.0):
+    # b^(-2l/n) with n the number of pairs: the ladder of a head of width d/2
+    n = len(cross)
+    theta = base ** (-2 * torch.arange(n, dtype=torch.float64) / n)
+    angles = offsets.double()[:, None] * theta
+    return (angles.cos() * (cross[:, 0, 0] + cross[:, 1, 1]) + angles.sin() * (cross[:, 1, 0] - cross[:, 0, 1])).sum(-1)
+
+
+def b27_expected_trace_only(cross, offsets, base=10000.0):
+    angles = offsets.double()[:, None] * rope_frequencies(2 * len(cross), base).double()
+    return (angles.cos() * torch.diagonal(cross, dim1=-2, dim2=-1).sum(-1)).sum(-1)
+
+
+def b27_expected_mean_over_pairs(cross, offsets, base=10000.0):
+    angles = offsets.double()[:, None] * rope_frequencies(2 * len(cross), base).double()
+    return (angles.cos() * (cross[:, 0, 0] + cross[:, 1, 1]) + angles.sin() * (cross[:, 1, 0] - cross[:, 0, 1])).mean(
+        -1
+    )
+
+
+# ---------------------------------------------------------------- check_score_asymmetry
+def _b27_eta(query, key):
+    return complex_pairs(query.double()).conj() * complex_pairs(key.double())
+
+
+def b27_asymmetry_sum(query, key, offsets, base=10000.0):
+    angles = offsets.double()[:, None] * rope_frequencies(query.shape[-1], base).double()
+    eta = _b27_eta(query, key)
+    return (eta * torch.exp(1j * angles)).sum(-1).real + (eta * torch.exp(-1j * angles)).sum(-1).real
+
+
+def b27_asymmetry_conjugate_key(query, key, offsets, base=10000.0):
+    angles = offsets.double()[:, None] * rope_frequencies(query.shape[-1], base).double()
+    eta = complex_pairs(query.double()) * complex_pairs(key.double()).conj()
+    return -2 * (eta.imag * angles.sin()).sum(-1)
+
+
+def b27_asymmetry_half_pairs(query, key, offsets, base=10000.0):
+    # pairs (l, l + d/2), as in the half layout
+    d = query.shape[-1]
+    qa, qb = query.double().chunk(2, -1)
+    ka, kb = key.double().chunk(2, -1)
+    im = qa * kb - qb * ka
+    angles = offsets.double()[:, None] * rope_frequencies(d, base).double()
+    return -2 * (im * angles.sin()).sum(-1)
+
+
+def b27_asymmetry_missing_two(query, key, offsets, base=10000.0):
+    angles = offsets.double()[:, None] * rope_frequencies(query.shape[-1], base).double()
+    return -(_b27_eta(query, key).imag * angles.sin()).sum(-1)
+
+
+# ---------------------------------------------------------------- check_positional_head_query
+def b27_head_query_minus_target(key, target, base=10000.0):
+    return apply_rope(key[None], torch.tensor([-target]), base=base)[0]
+
+
+def b27_head_query_default_base(key, target, base=10000.0):
+    return apply_rope(key[None], torch.tensor([target]))[0]
+
+
+def b27_head_query_half_layout(key, target, base=10000.0):
+    return apply_rope(key[None], torch.tensor([target]), base=base, layout="half")[0]
+
+
+def b27_head_query_target_plus_one(key, target, base=10000.0):
+    # "the query sits one after the key"
+    return apply_rope(key[None], torch.tensor([target + 1]), base=base)[0]
+
+
+# ---------------------------------------------------------------- check_pi_frequencies
+def b27_pi_one_per_coordinate(dim, base, factor):
+    # d frequencies, one per coordinate, instead of d/2
+    return base ** (-torch.arange(dim, dtype=torch.float64) / dim) / factor
+
+
+def b27_pi_slow_half_only(dim, base, factor):
+    # divides only the slow half of the pairs
+    theta = _b27_theta(dim, base)
+    theta[dim // 4 :] /= factor
+    return theta
+
+
+def b27_pi_factor_in_exponent(dim, base, factor):
+    return base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim / factor)
+
+
+# ---------------------------------------------------------------- check_ntk_frequencies
+def b27_ntk_per_pair_missing_two(dim, base, factor):
+    # theta_l s^(-l/(d-2)) where the rule is s^(-2l/(d-2))
+    pair = torch.arange(dim // 2, dtype=torch.float64)
+    return _b27_theta(dim, base) * factor ** (-pair / (dim - 2))
+
+
+def b27_ntk_integer_division(dim, base, factor):
+    new_base = base * factor ** (dim // (dim - 2))
+    return _b27_theta(dim, new_base)
+
+
+def b27_ntk_l_over_d(dim, base, factor):
+    new_base = base * factor ** (dim / (dim - 2))
+    return new_base ** (-torch.arange(dim // 2, dtype=torch.float64) / dim)
+
+
+# ---------------------------------------------------------------- check_dynamic_ntk_frequencies
+def b27_dynamic_minus_s_minus_one(dim, base, factor, original_max_position, seq_len):
+    length = max(seq_len, original_max_position)
+    scale = max(factor * length / original_max_position - factor - 1, 1.0)  # - (s - 1) written - s - 1
+    return _b27_theta(dim, base * scale ** (dim / (dim - 2)))
+
+
+def b27_dynamic_seq_len_minus_one(dim, base, factor, original_max_position, seq_len):
+    # seq_len read as the last position index
+    length = max(seq_len - 1, original_max_position)
+    scale = factor * length / original_max_position - (factor - 1)
+    return _b27_theta(dim, base * scale ** (dim / (dim - 2)))
+
+
+def b27_dynamic_static_above(dim, base, factor, original_max_position, seq_len):
+    # beyond the training length, the static factor: seq_len only switches it on
+    scale = factor if seq_len > original_max_position else 1.0
+    return _b27_theta(dim, base * scale ** (dim / (dim - 2)))
+
+
+def b27_dynamic_threshold_sL(dim, base, factor, original_max_position, seq_len):
+    length = max(seq_len, factor * original_max_position)
+    scale = factor * length / original_max_position - (factor - 1)
+    return _b27_theta(dim, base * scale ** (dim / (dim - 2)))
+
+
+# Keywords fixed before any checker was run: a message must contain one of them (case-insensitive)
+# in its diagnosis for the mistake to count as named.
+_B27_IN_PLACE = (
+    "in place",
+    "in-place",
+    "inplace",
+    "overwr",
+    "mutat",
+    "modifies the input",
+    "modified the input",
+    "changed the input",
+    "changes its input",
+    "alias",
+)
+HELDOUT_BATCH_27 = [
+    # attention
+    Heldout(
+        "check_attention",
+        "masked scores filled with 0, not -inf",
+        b27_attention_zero_fill,
+        (
+            "-inf",
+            "fill value",
+            "filled with 0",
+            "masked keys",
+            "masked-out",
+            "hidden keys",
+            "weight on masked",
+            "masked entries",
+        ),
+    ),
+    Heldout(
+        "check_attention",
+        "mask read as True = hide",
+        b27_attention_mask_true_hides,
+        ("invert", "opposite", "true means", "true = ", "true marks", "~mask", "complement", "convention"),
+    ),
+    Heldout(
+        "check_attention",
+        "scaled by sqrt of the value width",
+        b27_attention_scale_by_value_width,
+        ("sqrt", "√", "square root", "value width", "d_v", "temperature", "scaling factor"),
+    ),
+    # padded positions
+    Heldout(
+        "check_padded_positions",
+        "pad id 1 hard-coded",
+        b27_padded_hardcoded_pad_id,
+        ("ignor", "hard-cod", "hardcod", "padding_idx argument", "other padding", "pad id", "padding id"),
+    ),
+    Heldout(
+        "check_padded_positions",
+        "real tokens start at padding_idx",
+        b27_padded_start_at_pad_id,
+        ("off by one", "off-by-one", "one too", "first real token", "start at", "starts at", "collide"),
+    ),
+    Heldout(
+        "check_padded_positions",
+        "cumsum over the batch axis",
+        b27_padded_cumsum_over_batch,
+        (
+            "axis",
+            "dim=0",
+            "dimension",
+            "across the batch",
+            "batch axis",
+            "along the sequence",
+            "each sequence",
+            "each row",
+        ),
+    ),
+    Heldout(
+        "check_padded_positions",
+        "float positions",
+        b27_padded_float_positions,
+        ("dtype", "long", "int64", "integer", "float"),
+    ),
+    # sinusoidal
+    Heldout(
+        "check_sinusoidal",
+        "angles in float32",
+        b27_sinusoidal_float32_angles,
+        ("precision", "float64", "double", "rounding"),
+    ),
+    Heldout(
+        "check_sinusoidal",
+        "exponent l/d",
+        b27_sinusoidal_l_over_d,
+        ("exponent", "2ℓ/d", "2l/d", "2i/d", "factor of 2", "factor 2", "ℓ/d", "l/d"),
+    ),
+    Heldout(
+        "check_sinusoidal",
+        "sines first, then cosines",
+        b27_sinusoidal_concatenated,
+        ("interleav", "concatenat", "layout", "sines first", "halves", "all the sines", "sines then"),
+    ),
+    Heldout(
+        "check_sinusoidal",
+        "base 10000 hard-coded",
+        b27_sinusoidal_ignores_base,
+        ("ignor", "hard-cod", "hardcod", "base argument", "other base", "not use the base", "given base"),
+    ),
+    # Shaw
+    Heldout(
+        "check_shaw_index",
+        "offset i - j",
+        b27_shaw_i_minus_j,
+        ("sign", "i - j", "i−j", "reversed", "mirror", "negated", "direction"),
+    ),
+    Heldout(
+        "check_shaw_index",
+        "query_offset ignored",
+        b27_shaw_ignores_query_offset,
+        (
+            "ignor",
+            "query positions",
+            "queries start",
+            "query offset",
+            "offset of the queries",
+            "cached queries",
+            "not shifted",
+        ),
+    ),
+    Heldout(
+        "check_shaw_index",
+        "clipped offsets not shifted by c",
+        b27_shaw_not_shifted,
+        ("negative", "shift", "row 0", "not shifted", "rows 0", "below 0"),
+    ),
+    Heldout(
+        "check_shaw_index",
+        "queries assumed at the end",
+        b27_shaw_queries_at_end,
+        ("ignor", "last", "end of", "query offset", "queries start", "query positions", "assum"),
+    ),
+    # relative shift
+    Heldout(
+        "check_relative_shift",
+        "drops the last row of the reshaped matrix",
+        b27_shift_drop_last_row,
+        ("first row", "last row", "drop", "off by one", "off-by-one", "one row", "one place", "shifted by one"),
+    ),
+    Heldout(
+        "check_relative_shift",
+        "queries placed at 0.. (memory forgotten)",
+        b27_shift_forgets_memory,
+        ("cached", "lk - lq", "l_k - l_q", "queries sit", "query position", "offset of the queries", "last queries"),
+    ),
+    Heldout(
+        "check_relative_shift",
+        "column of i - j",
+        b27_shift_i_minus_j,
+        ("sign", "i - j", "reversed", "mirror", "direction", "negated"),
+    ),
+    # T5
+    Heldout(
+        "check_t5_bucket",
+        "offsets read as i - j",
+        b27_t5_i_minus_j,
+        ("sign", "i - j", "direction", "reversed", "mirror", "negated", "past and future", "swapped"),
+    ),
+    Heldout(
+        "check_t5_bucket",
+        "causal: future keys by distance",
+        b27_t5_causal_abs,
+        ("future", "positive offsets", "keys after", "bucket 0", "clamp", "later keys"),
+    ),
+    Heldout(
+        "check_t5_bucket",
+        "log part rounded, not truncated",
+        b27_t5_round_log,
+        ("rounded", "rounding", "floor", "truncat", "nearest", "int("),
+    ),
+    Heldout(
+        "check_t5_bucket",
+        "far buckets capped at n_b",
+        b27_t5_cap_off_by_one,
+        (
+            "cap",
+            "last bucket",
+            "overflow",
+            "n_b - 1",
+            "num_buckets - 1",
+            "off by one",
+            "off-by-one",
+            "largest bucket",
+            "max bucket",
+            "out of range",
+        ),
+    ),
+    Heldout(
+        "check_t5_bucket",
+        "bidirectional without halving",
+        b27_t5_no_halving,
+        ("half", "halv", "num_buckets // 2", "two halves", "each direction", "split"),
+    ),
+    # ALiBi slopes
+    Heldout(
+        "check_alibi_slopes",
+        "geometric rule for any head count",
+        b27_slopes_geometric_for_all,
+        ("power of two", "power of 2", "non-power", "every other", "closest power", "not a power"),
+    ),
+    Heldout(
+        "check_alibi_slopes",
+        "h from 0",
+        b27_slopes_start_at_zero,
+        ("off by one", "off-by-one", "first slope", "h = 1", "start", "slope 1", "one place", "shifted"),
+    ),
+    Heldout(
+        "check_alibi_slopes",
+        "ascending order",
+        b27_slopes_ascending,
+        ("order", "reversed", "increasing", "ascending", "decreasing", "sorted", "steepest"),
+    ),
+    Heldout(
+        "check_alibi_slopes",
+        "ratio 1/2 for every head count",
+        b27_slopes_halving,
+        ("ratio", "2^(-8/n)", "8/n", "exponent", "geometric", "1/2", "halv"),
+    ),
+    # apply_rope
+    Heldout(
+        "check_apply_rope",
+        "half layout",
+        b27_rope_half_layout,
+        ("layout", "half", "interleav", "rotate_half", "adjacent", "pairing", "pairs ("),
+    ),
+    Heldout("check_apply_rope", "in-place through a view", b27_rope_inplace_alias, _B27_IN_PLACE),
+    Heldout(
+        "check_apply_rope",
+        "given positions ignored",
+        b27_rope_ignores_positions,
+        ("ignor", "given positions", "default positions", "positions argument", "0, 1, 2", "arange"),
+    ),
+    Heldout(
+        "check_apply_rope", "float32 angles", b27_rope_float32_angles, ("precision", "float64", "double", "rounding")
+    ),
+    Heldout(
+        "check_apply_rope",
+        "float64 result for float32 input",
+        b27_rope_returns_float64,
+        ("dtype", "promot", "same type", "like x", "type of x", "returned float64", "float64 result"),
+    ),
+    # repeat_kv
+    Heldout(
+        "check_repeat_kv",
+        "expand before the head axis: tiled",
+        b27_repeat_kv_tiled_expand,
+        ("tile", "tiled", "repeat_interleave", "group", "consecutive", "order", "cycl"),
+    ),
+    Heldout(
+        "check_repeat_kv",
+        "dim=1 as head axis",
+        b27_repeat_kv_dim1,
+        ("axis", "dim=1", "dimension", "unbatched", "-3", "batch", "head axis"),
+    ),
+    Heldout(
+        "check_repeat_kv",
+        "num_heads repetitions",
+        b27_repeat_kv_num_heads_times,
+        ("num_heads // ", "group size", "ratio", "too many", "repetitions", "times each", "h / h_kv", "h/h_kv"),
+    ),
+    # 2-D RoPE
+    Heldout(
+        "check_apply_rope_2d",
+        "blocks of four instead of halves",
+        b27_rope2d_blocks_of_four,
+        ("block", "halves", "layout", "first half", "axial", "chunk"),
+    ),
+    Heldout(
+        "check_apply_rope_2d",
+        "full-head ladder in each half",
+        b27_rope2d_full_dim_ladder,
+        ("d/2", "half width", "frequenc", "full head", "full dimension", "whole head", "4ℓ/d", "ladder"),
+    ),
+    Heldout(
+        "check_apply_rope_2d",
+        "default base for the columns",
+        b27_rope2d_column_default_base,
+        ("ignor", "second half", "column half", "default base", "base argument", "given base"),
+    ),
+    Heldout(
+        "check_apply_rope_2d",
+        "one raster index per patch",
+        b27_rope2d_raster_index,
+        ("raster", "flatten", "1-d", "one-dimensional", "single position", "row-major", "rows and columns"),
+    ),
+    # cross-attention
+    Heldout(
+        "check_cross_attention",
+        "divided by d_k, not sqrt(d_k)",
+        b27_cross_divide_by_dk,
+        ("sqrt", "√", "square root", "scale", "temperature"),
+    ),
+    Heldout(
+        "check_cross_attention",
+        "queries from z, keys and values from y",
+        b27_cross_roles_swapped,
+        ("swap", "roles", "queries come", "queries from", "decoder", "y and z", "exchanged"),
+    ),
+    Heldout(
+        "check_cross_attention",
+        "weights transposed",
+        b27_cross_transposed_weights,
+        ("transpos", "orientation", "w_q.t", "w^t"),
+    ),
+    Heldout(
+        "check_cross_attention",
+        "softmax over the whole matrix",
+        b27_cross_global_softmax,
+        (
+            "each row",
+            "per row",
+            "row sums",
+            "row-wise",
+            "sum to 1",
+            "sums to 1",
+            "normalis",
+            "normaliz",
+            "each query",
+            "whole matrix",
+            "over the keys",
+        ),
+    ),
+    # position recovery
+    Heldout(
+        "check_position_recovery",
+        "computed in the input's precision",
+        b27_recovery_input_precision,
+        ("float64", "double", "precision", "dtype", "low-precision", "in the input"),
+    ),
+    Heldout(
+        "check_position_recovery",
+        "1/o without - 1",
+        b27_recovery_no_minus_one,
+        ("off by one", "off-by-one", "one too", "shifted by one", "missing - 1", "without the - 1", "forgot"),
+    ),
+    Heldout(
+        "check_position_recovery",
+        "floor instead of round",
+        b27_recovery_floor,
+        ("rounded", "rounding", "floor", "truncat", "nearest"),
+    ),
+    # parameter counts
+    Heldout(
+        "check_position_parameter_counts",
+        "part 2: the whole map",
+        b27_counts_whole_map,
+        ("whole map", "token part", "position part", "(d + n)", "(n + d)", "only the position", "token rows"),
+    ),
+    Heldout(
+        "check_position_parameter_counts",
+        "part 3: one projection",
+        b27_counts_one_projection,
+        ("three", "q, k and v", "query, key and value", "each of the", "3 n d", "3nd", "3·n·d"),
+    ),
+    Heldout(
+        "check_position_parameter_counts",
+        "part 3: the whole projections",
+        b27_counts_whole_qkv,
+        ("extra", "whole", "without positions", "difference", "token", "only the position"),
+    ),
+    # decayed rows
+    Heldout(
+        "check_decayed_rows",
+        "learning rate left out",
+        b27_decay_without_lr,
+        ("learning rate", "η", "lr *", "lr·", "without lr", "ignor"),
+    ),
+    Heldout(
+        "check_decayed_rows",
+        "steps - 1",
+        b27_decay_steps_minus_one,
+        ("off by one", "off-by-one", "steps - 1", "one step", "one fewer", "t - 1"),
+    ),
+    Heldout(
+        "check_decayed_rows",
+        "(1 - lr)^(wd T)",
+        b27_decay_exponent_grouping,
+        ("grouping", "product", "lr * weight_decay", "η λ", "ηλ", "lr·wd", "parenthes", "exponent"),
+    ),
+    Heldout("check_decayed_rows", "decays the input in place", b27_decay_in_place, _B27_IN_PLACE),
+    # concatenated sinusoidal
+    Heldout(
+        "check_concatenated_sinusoidal",
+        "the paper's ladder",
+        b27_t2t_paper_ladder,
+        ("ladder", "d/2 - 1", "d/2-1", "half - 1", "exponent", "frequenc", "2ℓ/d"),
+    ),
+    Heldout(
+        "check_concatenated_sinusoidal",
+        "cosines first",
+        b27_t2t_cos_first,
+        ("order", "swap", "sines first", "cosines first", "cos first", "sin and cos", "cos and sin"),
+    ),
+    Heldout(
+        "check_concatenated_sinusoidal",
+        "interleaved",
+        b27_t2t_interleaved,
+        ("interleav", "concatenat", "layout", "halves", "alternat"),
+    ),
+    Heldout(
+        "check_concatenated_sinusoidal",
+        "log increment over d/2",
+        b27_t2t_half_not_half_minus_one,
+        ("d/2 - 1", "d/2-1", "half - 1", "off by one", "off-by-one", "last frequency", "1/b", "denominator"),
+    ),
+    # ALiBi from slopes
+    Heldout(
+        "check_alibi_bias_from_slopes",
+        "m (i - j)",
+        b27_alibi_slopes_i_minus_j,
+        ("sign", "i - j", "positive", "reward", "negat", "mirror"),
+    ),
+    Heldout(
+        "check_alibi_bias_from_slopes",
+        "slopes recomputed",
+        b27_alibi_recomputes_slopes,
+        ("ignor", "given slopes", "slopes you", "recomput", "own slopes", "slopes argument", "not use the slopes"),
+    ),
+    Heldout(
+        "check_alibi_bias_from_slopes",
+        "queries counted from 1",
+        b27_alibi_diagonal_off_by_one,
+        ("off by one", "off-by-one", "diagonal", "shift", "one place", "j - i - 1"),
+    ),
+    Heldout(
+        "check_alibi_bias_from_slopes",
+        "bias in float16",
+        b27_alibi_float16,
+        ("float16", "half precision", "precision", "dtype", "float32", "rounding"),
+    ),
+    # reversal gap
+    Heldout(
+        "check_reversal_gap",
+        "feature axis reversed",
+        b27_reversal_feature_axis,
+        ("axis", "feature", "sequence axis", "columns", "last dimension", "token axis", "flip(-1)"),
+    ),
+    Heldout(
+        "check_reversal_gap",
+        "mean instead of max",
+        b27_reversal_mean,
+        ("mean", "average", "instead of the max", "not the largest", "not the maximum"),
+    ),
+    Heldout(
+        "check_reversal_gap",
+        "output not reversed back",
+        b27_reversal_output_not_reversed,
+        (
+            "reverse the output",
+            "output reversed",
+            "j layer(x)",
+            "both sides",
+            "unreversed",
+            "not reversed",
+            "reversed output",
+        ),
+    ),
+    Heldout(
+        "check_reversal_gap",
+        "signed max",
+        b27_reversal_signed_max,
+        ("abs", "absolute", "signed", "negative", "magnitude"),
+    ),
+    # ALiBi at positions
+    Heldout(
+        "check_alibi_bias_at_positions",
+        "indices instead of positions",
+        b27_alibi_at_indices,
+        ("ignor", "indices", "index instead", "actual positions", "real positions", "position values", "arange"),
+    ),
+    Heldout(
+        "check_alibi_bias_at_positions",
+        "causal form, no |.|",
+        b27_alibi_at_causal_form,
+        ("abs", "symmetric", "absolute", "causal", "keys after", "later keys"),
+    ),
+    Heldout(
+        "check_alibi_bias_at_positions",
+        "positive bias",
+        b27_alibi_at_positive,
+        ("sign", "negative", "reward", "penal", "minus"),
+    ),
+    Heldout(
+        "check_alibi_bias_at_positions",
+        "positions cast to integers",
+        b27_alibi_at_integer_positions,
+        ("integer", "long", "truncat", "fraction", "rounded", "rounding", "real-valued", "non-integer"),
+    ),
+    # YaRN
+    Heldout(
+        "check_yarn_frequencies",
+        "log2 of the base",
+        b27_yarn_log2_of_base,
+        ("log2", "logarithm", "ln", "natural log", "base of the log", "log base"),
+    ),
+    Heldout(
+        "check_yarn_frequencies",
+        "slow pairs multiplied by s",
+        b27_yarn_multiply_by_factor,
+        ("divide", "multipl", "inverse", "faster", "1/s", "θ/s", "theta/s", "times s"),
+    ),
+    Heldout(
+        "check_yarn_frequencies",
+        "turns over s L",
+        b27_yarn_extended_length,
+        ("training length", "extended length", "s l", "s·l", "factor *", "l'", "target length"),
+    ),
+    Heldout(
+        "check_yarn_frequencies",
+        "(attention factor, frequencies)",
+        b27_yarn_pair_reversed,
+        ("order", "first element", "tuple", "swapped", "(frequencies, "),
+    ),
+    # llama3
+    Heldout(
+        "check_llama3_frequencies",
+        "lambda / L instead of L / lambda",
+        b27_llama3_inverse_turns,
+        ("wavelength", "turns", "inverse", "l/λ", "λ/l", "ratio", "r_ℓ", "inverted"),
+    ),
+    Heldout(
+        "check_llama3_frequencies",
+        "ramp from beta to alpha",
+        b27_llama3_ramp_reversed,
+        ("swap", "reversed", "ramp direction", "alpha and beta", "low and high", "backwards", "wrong way"),
+    ),
+    Heldout(
+        "check_llama3_frequencies",
+        "fast pairs divided",
+        b27_llama3_divides_fast,
+        ("wrong part", "fast pairs", "slow pairs", "high-frequency", "low-frequency", "reversed", "swapped"),
+    ),
+    Heldout(
+        "check_llama3_frequencies",
+        "ramp not clamped",
+        b27_llama3_no_clamp,
+        ("clamp", "clip", "outside the ramp", "between 0 and 1", "[0, 1]", "beyond the ramp", "extrapolat"),
+    ),
+    # extended rows
+    Heldout(
+        "check_extended_rows",
+        "interpolation at m L / L'",
+        b27_rows_interpolate_to_L,
+        ("rows - 1", "off by one", "off-by-one", "endpoint", "last row", "end of the table", "squeez"),
+    ),
+    Heldout(
+        "check_extended_rows",
+        '`or "copy"` always true',
+        b27_rows_or_always_true,
+        ("modulo", "period", "wrap", "every option", "always clip", "clipped instead", "repeat"),
+    ),
+    Heldout(
+        "check_extended_rows",
+        "nearest row instead of linear",
+        b27_rows_nearest,
+        ("linear", "nearest", "rounded", "rounding", "blend", "fraction", "weights of the two rows"),
+    ),
+    Heldout(
+        "check_extended_rows",
+        "copy with period L - 1",
+        b27_rows_copy_period_minus_one,
+        ("off by one", "off-by-one", "period", "modulo", "one row short", "l - 1 rows"),
+    ),
+    # unrotated outputs
+    Heldout("check_unrotated_outputs", "in-place through a view", b27_unrotate_inplace_alias, _B27_IN_PLACE),
+    Heldout(
+        "check_unrotated_outputs",
+        "row index instead of positions",
+        b27_unrotate_own_positions,
+        ("ignor", "given positions", "row index", "default positions", "positions argument", "0, 1, 2"),
+    ),
+    Heldout(
+        "check_unrotated_outputs",
+        "half layout",
+        b27_unrotate_half_layout,
+        ("layout", "half", "interleav", "pairing", "rotate_half"),
+    ),
+    Heldout(
+        "check_unrotated_outputs",
+        "base ignored",
+        b27_unrotate_default_base,
+        ("ignor", "default base", "base argument", "other base", "given base", "hard-cod"),
+    ),
+    # linear RoPE attention
+    Heldout(
+        "check_linear_rope_attention",
+        "j < i: state read before the update",
+        b27_linear_excludes_self,
+        ("itself", "own key", "diagonal", "off by one", "off-by-one", "empty", "j < i", "one key late"),
+    ),
+    Heldout(
+        "check_linear_rope_attention",
+        "relu feature map",
+        b27_linear_relu_feature,
+        ("elu", "feature map", "φ", "phi", "relu"),
+    ),
+    Heldout(
+        "check_linear_rope_attention",
+        "phi(R q) instead of R phi(q)",
+        b27_linear_rotate_then_phi,
+        ("order", "before", "after", "φ(r", "rotate then", "feature map", "phi(r"),
+    ),
+    Heldout(
+        "check_linear_rope_attention",
+        "not causal",
+        b27_linear_not_causal,
+        ("future", "all keys", "running", "later keys", "prefix", "cumulative"),
+    ),
+    # decode positions
+    Heldout(
+        "check_decode_positions",
+        "starts at cache_len + 1",
+        b27_decode_one_late,
+        ("off by one", "off-by-one", "one too", "one late", "+ 1", "start"),
+    ),
+    Heldout(
+        "check_decode_positions",
+        "starts at cache_len - 1",
+        b27_decode_one_early,
+        ("off by one", "off-by-one", "one too", "one early", "last cached", "start", "repeat"),
+    ),
+    Heldout(
+        "check_decode_positions",
+        "range(cache_len, num_new)",
+        b27_decode_range_end,
+        (
+            "empty",
+            "stop",
+            "cache_len + num_new",
+            "too few",
+            "number of positions",
+            "upper bound",
+            "end of the range",
+            "range end",
+        ),
+    ),
+    Heldout(
+        "check_decode_positions",
+        "linspace spacing",
+        b27_decode_linspace,
+        ("step", "spacing", "consecutive", "linspace", "integer", "non-integer", "apart"),
+    ),
+    # StreamingLLM
+    Heldout(
+        "check_streaming_cache",
+        "rotated forward",
+        b27_stream_wrong_direction,
+        ("sign", "direction", "forward", "wrong way", "-δ", "backwards", "opposite"),
+    ),
+    Heldout(
+        "check_streaming_cache",
+        "shift n - w - 3",
+        b27_stream_shift_off_by_one,
+        ("off by one", "off-by-one", "shift", "n - w - 4", "one position", "by one"),
+    ),
+    Heldout(
+        "check_streaming_cache",
+        "four sinks hard-coded",
+        b27_stream_four_sinks,
+        ("ignor", "hard-cod", "hardcod", "sinks argument", "number of sinks", "4 sinks", "other sink"),
+    ),
+    Heldout(
+        "check_streaming_cache",
+        "sinks rotated too",
+        b27_stream_rotates_sinks,
+        (
+            "sink keys",
+            "sinks rotated",
+            "rotated the sinks",
+            "first tokens",
+            "unchanged",
+            "not be rotated",
+            "should stay",
+            "only the window",
+        ),
+    ),
+    Heldout(
+        "check_streaming_cache",
+        "axis 1 as the token axis",
+        b27_stream_axis_one,
+        ("axis", "batch", "leading", "dim=-2", "unbatched", "token axis"),
+    ),
+    # 2-D blocks
+    Heldout(
+        "check_rope_matrix_2d_blocks",
+        "ladder b^(-2l/d)",
+        b27_blocks_2l_over_d,
+        ("4ℓ/d", "4l/d", "exponent", "frequenc", "ladder", "2ℓ/d"),
+    ),
+    Heldout(
+        "check_rope_matrix_2d_blocks",
+        "transposed matrix",
+        b27_blocks_transposed,
+        ("transpos", "sign", "direction", "clockwise", "r^t", "inverse", "-sin"),
+    ),
+    Heldout(
+        "check_rope_matrix_2d_blocks",
+        "column pair first",
+        b27_blocks_column_first,
+        ("swap", "column first", "order", "first pair", "row and column", "rows and columns"),
+    ),
+    Heldout(
+        "check_rope_matrix_2d_blocks",
+        "axial halves",
+        b27_blocks_axial,
+        ("block", "axial", "layout", "halves", "permut", "4ℓ, 4ℓ+1"),
+    ),
+    # slowest wavelength
+    Heldout(
+        "check_slowest_wavelength",
+        "exponent (d/2 - 1)/d",
+        b27_wavelength_l_over_d,
+        ("exponent", "2ℓ/d", "2l/d", "factor of 2", "square root", "sqrt"),
+    ),
+    Heldout("check_slowest_wavelength", "in degrees", b27_wavelength_degrees, ("degree", "360", "radian", "units")),
+    Heldout(
+        "check_slowest_wavelength",
+        "operator precedence",
+        b27_wavelength_precedence,
+        ("precedence", "parenthes", "exponent", "bracket"),
+    ),
+    Heldout(
+        "check_slowest_wavelength",
+        "dim read as the number of pairs",
+        b27_wavelength_dim_as_pairs,
+        ("number of pairs", "pairs, not", "exponent", "1 - 1/d", "d/2 pairs"),
+    ),
+    # expected score
+    Heldout(
+        "check_expected_score",
+        "sine coefficient C12 - C21",
+        b27_expected_sine_sign,
+        ("sign", "transpos", "c^t", "c_12", "c_21", "c12", "c21", "skew", "sine term", "sine coefficient"),
+    ),
+    Heldout(
+        "check_expected_score",
+        "ladder of d/2",
+        b27_expected_pairs_ladder,
+        ("d/2", "number of pairs", "frequenc", "2ℓ/d", "exponent", "ladder", "width"),
+    ),
+    Heldout(
+        "check_expected_score",
+        "trace term only",
+        b27_expected_trace_only,
+        (
+            "sine term",
+            "sine part",
+            "sin term",
+            "antisymmetric",
+            "skew",
+            "odd part",
+            "c_21 - c_12",
+            "c21 - c12",
+            "cross term",
+            "imaginary",
+        ),
+    ),
+    Heldout(
+        "check_expected_score",
+        "mean over the pairs",
+        b27_expected_mean_over_pairs,
+        ("sum", "mean", "average", "normalis", "normaliz", "d/2", "divided by"),
+    ),
+    # score asymmetry
+    Heldout(
+        "check_score_asymmetry",
+        "s(δ) + s(-δ)",
+        b27_asymmetry_sum,
+        ("sum instead", "s(δ) + s(-δ)", "even part", "symmetric part", "plus", "added"),
+    ),
+    Heldout(
+        "check_score_asymmetry",
+        "conjugate on the key",
+        b27_asymmetry_conjugate_key,
+        ("sign", "conjugat", "negat", "s(-δ) - s(δ)", "opposite", "reversed"),
+    ),
+    Heldout(
+        "check_score_asymmetry",
+        "half-layout pairs",
+        b27_asymmetry_half_pairs,
+        ("layout", "half", "interleav", "pairing", "pairs ("),
+    ),
+    Heldout(
+        "check_score_asymmetry",
+        "factor 2 missing",
+        b27_asymmetry_missing_two,
+        ("factor of 2", "factor 2", "twice", "half the", "missing 2", "-2 σ", "-2σ", "-2 sum", "2 ×"),
+    ),
+    # positional head
+    Heldout(
+        "check_positional_head_query",
+        "R_{-target} k",
+        b27_head_query_minus_target,
+        ("sign", "direction", "-target", "opposite", "mirror", "negat"),
+    ),
+    Heldout(
+        "check_positional_head_query",
+        "base ignored",
+        b27_head_query_default_base,
+        ("ignor", "default base", "base argument", "other base", "given base"),
+    ),
+    Heldout(
+        "check_positional_head_query",
+        "half layout",
+        b27_head_query_half_layout,
+        ("layout", "half", "interleav", "pairing"),
+    ),
+    Heldout(
+        "check_positional_head_query",
+        "target + 1",
+        b27_head_query_target_plus_one,
+        ("off by one", "off-by-one", "one too", "target + 1", "one place", "by one"),
+    ),
+    # PI
+    Heldout(
+        "check_pi_frequencies",
+        "one frequency per coordinate",
+        b27_pi_one_per_coordinate,
+        ("one per pair", "too many", "number of frequencies", "per coordinate", "twice as many", "d frequencies"),
+    ),
+    Heldout(
+        "check_pi_frequencies",
+        "only the slow half divided",
+        b27_pi_slow_half_only,
+        ("every pair", "all pairs", "every frequency", "each frequency", "only some", "uniform", "all frequencies"),
+    ),
+    Heldout(
+        "check_pi_frequencies",
+        "factor in the exponent",
+        b27_pi_factor_in_exponent,
+        ("exponent", "divide the frequencies", "1/s", "θ/s", "theta/s", "frequencies divided", "power"),
+    ),
+    # NTK
+    Heldout(
+        "check_ntk_frequencies",
+        "s^(-l/(d-2)) per pair",
+        b27_ntk_per_pair_missing_two,
+        ("exponent", "2ℓ/(d-2)", "2l/(d-2)", "factor of 2", "slowest pair", "by s", "sqrt"),
+    ),
+    Heldout(
+        "check_ntk_frequencies",
+        "d // (d - 2)",
+        b27_ntk_integer_division,
+        ("integer division", "//", "truncat", "floor division", "exponent 1", "without the exponent"),
+    ),
+    Heldout(
+        "check_ntk_frequencies",
+        "ladder l/d",
+        b27_ntk_l_over_d,
+        ("exponent", "2ℓ/d", "2l/d", "factor of 2", "ℓ/d", "l/d"),
+    ),
+    # dynamic NTK
+    Heldout(
+        "check_dynamic_ntk_frequencies",
+        "- s - 1 for - (s - 1)",
+        b27_dynamic_minus_s_minus_one,
+        ("sign", "parenthes", "bracket", "- s - 1", "-s-1", "s + 1"),
+    ),
+    Heldout(
+        "check_dynamic_ntk_frequencies",
+        "seq_len - 1",
+        b27_dynamic_seq_len_minus_one,
+        ("off by one", "off-by-one", "seq_len - 1", "one token", "one position", "by one"),
+    ),
+    Heldout(
+        "check_dynamic_ntk_frequencies",
+        "static factor above L",
+        b27_dynamic_static_above,
+        ("ignor", "static", "current length", "grows", "does not change with", "constant"),
+    ),
+    Heldout(
+        "check_dynamic_ntk_frequencies",
+        "max with s L",
+        b27_dynamic_threshold_sL,
+        ("threshold", "below", "s l", "s·l", "training length", "too late", "starts"),
+    ),
+]
+
+
 _ECHOES = (
     re.compile(r"first wrong entry of .*? at index [^:]*: expected \S+, got \S+"),
     re.compile(r"should return \S+, yours returned \S+"),
@@ -8800,7 +10617,8 @@ BATCHES: list[tuple[str, list[Heldout]]] = [
     ("batch 23 (written in the fourth pass, measured once, then generalised from)", HELDOUT_BATCH_23),
     ("batch 24 (written in the fourth pass, measured once, then generalised from)", HELDOUT_BATCH_24),
     ("batch 25 (written blind in the fifth pass, measured once, then generalised from)", HELDOUT_BATCH_25),
-    ("batch 26 (written blind after batch 25's fixes, measured once)", HELDOUT_BATCH_26),
+    ("batch 26 (written blind after batch 25's fixes, measured once, then generalised from)", HELDOUT_BATCH_26),
+    ("batch 27 (written blind in the sixth pass, measured once, then generalised from)", HELDOUT_BATCH_27),
 ]
 
 

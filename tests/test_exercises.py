@@ -1004,7 +1004,7 @@ def test_relative_shift_correct_implementations_pass(fn):
 @pytest.mark.parametrize(
     ("fn", "phrases"),
     [
-        (first_rows_shift, ["you keep the first Lq rows", "drop the first row instead"]),
+        (first_rows_shift, ["you keep the first Lk rows", "drop the first row instead"]),
         (right_padded_shift, ["the zero column goes on the left"]),
         (lambda rel_logits: rel_logits.clone(), ["these are the unshifted logits"]),
         (lambda rel_logits: transformer_xl_rel_shift(rel_logits.flip(-1)), ["you read the table backwards"]),
@@ -1337,7 +1337,7 @@ def test_scaling_correct_implementations_pass(check, fn):
         (check_pi_frequencies, lambda d, b, s: theta(d, b * s), ["you multiplied the base by s"]),
         (check_pi_frequencies, lambda d, b, s: theta(d, b), ["the factor is not applied"]),
         (check_pi_frequencies, lambda d, b, s: theta(d, b).repeat_interleave(2) / s, ["one frequency per pair, d/2"]),
-        (check_ntk_frequencies, partial(formula_ntk, exponent=lambda d: 1.0), ["without the exponent d/(d-2)"]),
+        (check_ntk_frequencies, partial(formula_ntk, exponent=lambda d: 1.0), ["the exponent d/(d-2) is missing"]),
         (check_ntk_frequencies, partial(formula_ntk, exponent=lambda d: (d - 2) / d), ["your exponent is (d-2)/d"]),
         (check_ntk_frequencies, formula_pi, ["these are PI's frequencies"]),
         (check_ntk_frequencies, lambda d, b, s: theta(d, 10000.0 * s ** (d / (d - 2))), ["ignores its base"]),
@@ -2757,7 +2757,7 @@ TWO_RENDERINGS = [
      lambda d, b, s: b ** (-_ar(d) / (d - 2)) / s, ["2ℓ/(d-2), as torch.linspace(0, 1, d/2) gives"]),
     # NTK
     (check_ntk_frequencies, "exponent missing", partial(formula_ntk, exponent=lambda d: 1.0),
-     lambda d, b, s: (b * s) ** (-_ar(d) / d), ["without the exponent d/(d-2)"]),
+     lambda d, b, s: (b * s) ** (-_ar(d) / d), ["the exponent d/(d-2) is missing"]),
     (check_ntk_frequencies, "inverted", partial(formula_ntk, exponent=lambda d: (d - 2) / d),
      lambda d, b, s: 1.0 / (b * s ** ((d - 2) / d)) ** (torch.arange(0, d, 2).double() / d),
      ["your exponent is (d-2)/d"]),
@@ -5155,7 +5155,7 @@ NO_WRONG_CAUSE = [
     ("pi: s² not 'multiplied the base'", check_pi_frequencies, lambda d, b, s: theta(d, b) / s**2,
      "divided by the factor twice", "multiplied the base"),
     ("ntk: base times s, not 'PI'", check_ntk_frequencies, lambda d, b, s: theta(d, b * s),
-     "without the exponent d/(d-2)", "PI's frequencies"),
+     "the exponent d/(d-2) is missing", "PI's frequencies"),
     ("dynamic ntk: n/L without s", check_dynamic_ntk_frequencies,
      lambda d, b, s, n_train, n: theta(d, b * (max(n, n_train) / n_train) ** (d / (d - 2))), "your scale is n/L",
      "use n = max(seq_len, L)"),
@@ -5261,3 +5261,180 @@ def test_no_message_names_a_mistake_the_student_did_not_make(check, slip, said, 
 
 def test_the_pairs_without_a_wrong_cause_cover_every_checker():
     assert {entry[1] for entry in NO_WRONG_CAUSE} == {check for check, _ in CHECKERS.values()}
+
+
+# --------------------------------------------------------------------------- after blind batch 27
+
+
+@pytest.mark.parametrize("fn", [lambda dim, base: math.degrees(2 * math.pi * base ** (1 - 2 / dim)),
+                                lambda dim, base: 2 * math.pi * base ** ((dim - 2) / dim) * 180 / math.pi])
+def test_a_wavelength_in_degrees_is_named(fn):
+    assert_fails_with(check_slowest_wavelength(fn), "the factor that converts to degrees")
+
+
+@pytest.mark.parametrize(("fn", "phrase"), [
+    (lambda dim, base: 2 * math.pi * base ** 1 - 2 / dim, "the exponent lost its parentheses"),
+    (lambda dim, base: 2 * math.pi * pow(base, 1) - 2 / dim, "the exponent lost its parentheses"),
+    (lambda dim, base: (2 * math.pi * base) ** (1 - 2 / dim), "the power applies to 2π as well"),
+    (lambda dim, base: math.pow(2 * math.pi * base, (dim - 2) / dim), "the power applies to 2π as well"),
+])
+def test_a_wavelength_with_lost_parentheses_is_named(fn, phrase):
+    assert_fails_with(check_slowest_wavelength(fn), phrase)
+
+
+@pytest.mark.parametrize("fn", [lambda cache_len, num_new: torch.arange(cache_len, num_new),
+                                lambda cache_len, num_new: torch.arange(start=cache_len, end=num_new, step=1)])
+def test_an_arange_given_a_count_for_its_end_is_explained(fn):
+    assert_fails_with(check_decode_positions(fn), "its second argument is where the range stops",
+                      "torch.arange(a, a + n)")
+
+
+@pytest.mark.parametrize("fn", [lambda kv, num_heads: kv.repeat_interleave(num_heads // kv.shape[1], dim=1),
+                                lambda kv, num_heads: torch.repeat_interleave(kv, num_heads // kv.size(1), 1)])
+def test_a_head_axis_counted_from_the_front_is_named(fn):
+    assert_fails_with(check_repeat_kv(fn), "only the input without a batch axis", "kv.shape[-3], dim=-3")
+
+
+def _stream_axis_one(cached, window, sinks=4):
+    total = cached.shape[1]
+    moved = apply_rope(cached[:, total - window:], torch.full((window,), -(total - window - sinks)))
+    return torch.cat((cached[:, :sinks], moved), dim=1)
+
+
+def _stream_transposed_view(cached, window, sinks=4):
+    keys = cached.transpose(0, 1)  # tokens first, as if cached were (heads, n, d)
+    total = keys.shape[0]
+    moved = apply_rope(keys[total - window:].transpose(0, 1), torch.full((window,), -(total - window - sinks)))
+    return torch.cat((keys[:sinks].transpose(0, 1), moved), dim=1)
+
+
+@pytest.mark.parametrize("fn", [_stream_axis_one, _stream_transposed_view])
+def test_a_token_axis_counted_from_the_front_is_named(fn):
+    assert_fails_with(check_streaming_cache(fn), "whose cached has", "count axes from the end")
+
+
+def _yarn_factor_first(dim, base, factor, original_max_position, beta_fast, beta_slow):
+    frequencies, attention = yarn_frequencies(dim, base, factor=factor, original_max_position=original_max_position,
+                                              beta_fast=beta_fast, beta_slow=beta_slow)
+    return attention, frequencies
+
+
+def _yarn_factor_first_as_float(dim, base, factor, original_max_position, beta_fast, beta_slow):
+    return float(0.1 * math.log(factor) + 1), _yarn_factor_first(dim, base, factor, original_max_position,
+                                                                 beta_fast, beta_slow)[1]
+
+
+@pytest.mark.parametrize("fn", [_yarn_factor_first, _yarn_factor_first_as_float])
+def test_a_yarn_pair_in_the_other_order_is_named(fn):
+    assert_fails_with(check_yarn_frequencies(fn), "the pair is in the other order")
+
+
+def _yarn_logs(dim, base, factor, train_len, beta_fast, beta_slow, above=math.log, below=math.log):
+    theta = base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+
+    def pair(turns):
+        return dim * above(train_len / (2 * math.pi * turns)) / (2 * below(base))
+
+    low, high = max(math.floor(pair(beta_fast)), 0), min(math.ceil(pair(beta_slow)), dim - 1)
+    share = ((torch.arange(dim // 2, dtype=torch.float64) - low) / max(high - low, 1e-3)).clamp(0, 1)
+    return theta * (1 - share) + theta / factor * share
+
+
+@pytest.mark.parametrize(("fn", "phrase"), [
+    (partial(_yarn_logs, below=math.log2), "log2 of the base beside a natural log"),
+    (partial(_yarn_logs, above=math.log10), "log10 above beside a natural log below"),
+])
+def test_logarithms_of_two_bases_in_yarn_are_named(fn, phrase):
+    assert_fails_with(check_yarn_frequencies(fn), "mixes logarithms of two bases", phrase)
+
+
+def _shift_offset_negated(rel_logits):
+    *batch, q_len, k_len = rel_logits.shape
+    i = k_len - q_len + torch.arange(q_len)[:, None]
+    column = (i - torch.arange(k_len)[None, :] + k_len - 1).clamp(0, k_len - 1)
+    return rel_logits.gather(-1, column.expand(*batch, q_len, k_len))
+
+
+def _shift_offset_negated_loop(rel_logits):
+    *_, q_len, k_len = rel_logits.shape
+    out = torch.zeros_like(rel_logits)
+    for r in range(q_len):
+        for j in range(k_len):
+            out[..., r, j] = rel_logits[..., r, min(max(k_len - q_len + r - j + k_len - 1, 0), k_len - 1)]
+    return out
+
+
+@pytest.mark.parametrize("fn", [_shift_offset_negated, _shift_offset_negated_loop])
+def test_a_relative_shift_with_the_offset_negated_is_named(fn):
+    assert_fails_with(check_relative_shift(fn), "reads the last column Lk - 1", "offset is taken as i - j")
+
+
+def _dynamic(dim, base, factor, train_len, seq_len, *, length=None, scale=None):
+    n = max(seq_len, train_len) if length is None else length(seq_len, train_len, factor)
+    s_n = factor * n / train_len - (factor - 1) if scale is None else scale(n, train_len, factor)
+    return base * s_n ** (dim / (dim - 2)) if s_n > 0 else float("nan")
+
+
+def _dynamic_ladder_of(new_base, dim):
+    return new_base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+
+
+@pytest.mark.parametrize(("length", "scale", "phrase"), [
+    (None, lambda n, L, s: max(s * n / L - s - 1, 1.0), "the parentheses around s - 1 are missing"),
+    (None, lambda n, L, s: s * n / L - s - 1 if s * n / L - s - 1 > 0 else 1.0,
+     "the parentheses around s - 1 are missing"),
+    (lambda n, L, s: max(n, s * L), None, "your current length is max(seq_len, s·L)"),
+    (lambda n, L, s: n if n > s * L else s * L, None, "your current length is max(seq_len, s·L)"),
+    (lambda n, L, s: max(n - 1, L), None, "your current length is seq_len - 1"),
+    (lambda n, L, s: max(n, L + 1) - 1, None, "your current length is seq_len - 1"),
+    (None, lambda n, L, s: s if n > L else 1.0, "you use the static factor s"),
+    (None, lambda n, L, s: (1.0, s)[n > L], "you use the static factor s"),
+])
+def test_dynamic_ntk_slips_in_the_length_and_the_scale_are_named(length, scale, phrase):
+    def student(dim, base, factor, train_len, seq_len):
+        return _dynamic_ladder_of(_dynamic(dim, base, factor, train_len, seq_len, length=length, scale=scale), dim)
+
+    assert_fails_with(check_dynamic_ntk_frequencies(student), phrase)
+
+
+@pytest.mark.parametrize("exponent", [lambda d: d // (d - 2), lambda d: int(d / (d - 2))])
+def test_an_ntk_exponent_by_integer_division_is_offered(exponent):
+    def student(dim, base, factor):
+        return _dynamic_ladder_of(base * factor ** exponent(dim), dim)
+
+    assert_fails_with(check_ntk_frequencies(student), "integer division, d // (d - 2) = 1")
+
+
+@pytest.mark.parametrize(("length", "phrase"), [
+    (lambda L, s: L * s, "the extended length s·L"), (lambda L, s: s * L, "the extended length s·L"),
+    (lambda L, s: L / s, "L / s"), (lambda L, s: L // s, "L / s"),
+])
+def test_yarn_turns_counted_over_another_length_are_named(length, phrase):
+    def student(dim, base, factor, train_len, beta_fast, beta_slow):
+        return _yarn_logs(dim, base, factor, length(train_len, factor), beta_fast, beta_slow)
+
+    assert_fails_with(check_yarn_frequencies(student), phrase)
+
+
+def _llama3_over_wavelength(dim, base, factor, train_len, low, high, loop=False):
+    theta = base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+    if loop:
+        ratio = torch.tensor([(2 * math.pi / float(t)) / train_len for t in theta], dtype=torch.float64)
+    else:
+        ratio = 2 * math.pi / (theta * train_len)
+    kept = ((ratio - low) / (high - low)).clamp(0, 1)
+    return kept * theta + (1 - kept) * theta / factor
+
+
+@pytest.mark.parametrize("loop", [False, True])
+def test_llama3_read_on_the_wavelength_over_the_length_is_named(loop):
+    assert_fails_with(check_llama3_frequencies(partial(_llama3_over_wavelength, loop=loop)),
+                      "your blend is read on λ_ℓ / L")
+
+
+@pytest.mark.parametrize("fn", [
+    lambda dim, base, factor: base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim / factor),
+    lambda dim, base, factor: (base ** (1 / factor)) ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim),
+])
+def test_a_factor_inside_the_exponent_is_named(fn):
+    assert_fails_with(check_pi_frequencies(fn), "the factor s went into the exponent, base^(-2ℓ/(d·s))")

@@ -211,6 +211,12 @@ def _constant_change(got: torch.Tensor, expected: torch.Tensor, case: _Case, wha
                 have = "have" if verb == "are" else "has"
                 return f"your {what} {have} the opposite sign of the expected {one}{where}: a sign is flipped"
             size = abs(ratio)
+            for factor, unit in ((180 / math.pi, "degrees (180/π, math.degrees)"),
+                                 (math.pi / 180, "radians from degrees (π/180, math.radians)")):
+                if math.isclose(size, factor, rel_tol=1e-6):
+                    return (f"your {what} {verb} {size:.6g} times the expected {one}{where}, the factor that converts "
+                            f"to {unit}: no unit conversion belongs here, angles and wavelengths stay in radians and "
+                            "positions")
             named = next((text for value, text in _FACTORS.items() if math.isclose(size, value, rel_tol=1e-6)), None)
             sign = " and the opposite sign" if ratio < 0 else ""
             if named is None:

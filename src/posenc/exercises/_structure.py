@@ -485,6 +485,8 @@ def _which_inputs(failed: Sequence[_Case], passed: Sequence[_Case], names: Seque
     Said only with at least two cases on each side and when one feature alone sets them apart (two that do are a
     coincidence of few cases); None otherwise.
     """
+    if (ranks := _which_ranks(failed, passed, names)) is not None:
+        return ranks
     if len(failed) < 2 or len(passed) < 2:  # one case on either side is set apart by almost any feature
         return None
     bad = [_features(case, names) for case in failed]
@@ -507,3 +509,31 @@ def _which_inputs(failed: Sequence[_Case], passed: Sequence[_Case], names: Seque
     if len(said) != 1:  # two features that set the same cases apart: the cases cannot tell which one matters
         return None
     return f"the failed hidden inputs are exactly those with {said[0]}; the {len(passed)} others passed"
+
+
+def _which_ranks(failed: Sequence[_Case], passed: Sequence[_Case], names: Sequence[str]) -> str | None:
+    """The failed inputs set apart by their number of axes: an axis counted from the front.
+
+    The hidden inputs vary the number of leading axes on purpose, so one failed case whose tensor has a number of
+    axes no passed case has (with at least two passed) is evidence enough.
+    """
+    if not failed or len(passed) < 2:
+        return None
+    for name in names:
+        bad = {_rank(case, name, names) for case in failed}
+        good = {_rank(case, name, names) for case in passed}
+        if None in bad or None in good or bad & good:
+            continue
+        shown = " or ".join(str(rank) for rank in sorted(bad))  # type: ignore[type-var]
+        others = " or ".join(str(rank) for rank in sorted(good))  # type: ignore[type-var]
+        return (f"the failed hidden inputs are exactly those whose {name} has {shown} axes (the {len(passed)} that "
+                f"passed have {others}): a step that depends on the number of leading axes, usually an axis counted "
+                "from the front (dim=1, shape[1], x[:, a:b]) that is the right one at one rank only; count axes from "
+                "the end (dim=-3, shape[-2], x[..., a:b, :]), so that leading batch axes may be there or not")
+    return None
+
+
+def _rank(case: _Case, name: str, names: Sequence[str]) -> int | None:
+    values = dict(zip(names, case.args, strict=False)) | (case.kwargs or {})
+    value = values.get(name)
+    return value.dim() if isinstance(value, torch.Tensor) else None

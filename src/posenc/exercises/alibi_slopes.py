@@ -38,12 +38,17 @@ __all__ = ["check_alibi_slopes"]
 
 
 def _alibi_variant(
-    num_heads: int, *, factor: float = 8.0, first: int = 1, construction: str = "reference", reverse: bool = False
+    num_heads: int, *, factor: float = 8.0, first: int = 1, construction: str = "reference", reverse: bool = False,
+    first_extra: int | None = None,
 ) -> list[float]:
-    """ALiBi slopes with knobs for the typical deviations (the reference when all are default)."""
+    """ALiBi slopes with knobs for the typical deviations (the reference when all are default).
 
-    def geometric(count: int) -> list[float]:
-        return [2.0 ** (-factor * (head + first) / count) for head in range(count)]
+    ``first_extra``, when given, numbers the extra slopes of ``2m`` heads apart from the ``m`` of the power of two
+    (heads numbered from 0 in one part only).
+    """
+
+    def geometric(count: int, start: int = first) -> list[float]:
+        return [2.0 ** (-factor * (head + start) / count) for head in range(count)]
 
     power = 2 ** math.floor(math.log2(num_heads))
     if construction == "geometric":
@@ -51,7 +56,8 @@ def _alibi_variant(
     elif construction == "truncated":
         slopes = geometric(2 ** math.ceil(math.log2(num_heads)))[:num_heads]
     else:
-        extra = geometric(2 * power)[1::2] if construction == "odd" else geometric(2 * power)[0::2]
+        doubled = geometric(2 * power, first if first_extra is None else first_extra)
+        extra = doubled[1::2] if construction == "odd" else doubled[0::2]
         slopes = geometric(power) + extra[: num_heads - power]
     return slopes[::-1] if reverse else slopes
 
@@ -99,8 +105,10 @@ def check_alibi_slopes(fn: Callable[..., Any]) -> CheckResult:
 
     Diagnosed mistakes: the plain geometric sequence for a non-power of two; the first ``n`` slopes
     of the next power of two; the odd-indexed instead of even-indexed slopes of ``2m`` heads; slopes
-    in reverse order; ``2^(-h/n)`` (factor 8 missing); heads numbered from 0; wrong length or type;
-    exceptions.
+    in reverse order; ``2^(-h/n)`` (factor 8 missing); heads numbered from 0 (in both parts, or in
+    the power-of-two part only); wrong length or type; exceptions. A combination of these is named
+    only where each part it blames is wrong (the extra slopes are not called odd-indexed when they
+    are right).
 
     Args:
         fn: the student's function.
@@ -266,6 +274,12 @@ def _alibi_case(session: _Session, num_heads: int) -> None:
         "odd": f"for {num_heads} heads you added the odd-indexed slopes [1::2] of {2 * power} heads, which repeat "
         f"those of {power} heads; take the even-indexed ones, [0::2]",
     }
+    if power < num_heads:
+        explanations["first part"] = (
+            f"your first {power} heads (those of {power} heads, a power of two) are numbered from 0, so your first "
+            f"slope is 2^0 = 1; ALiBi numbers them h = 1 .. {power}, 2^(-8h/{power}): the first slope is "
+            f"2^(-{_num(8 / power)}) and the {power}th 2^(-8) (your {num_heads - power} extra slopes, every other "
+            f"slope of {2 * power} heads, are right)")
     knobs: list[tuple[dict[str, Any], list[str]]] = []
     for reverse, factor, first, construction in itertools.product(
         (False, True), (8.0, 1.0), (1, 0), ("reference", "geometric", "truncated", "odd")
@@ -275,11 +289,18 @@ def _alibi_case(session: _Session, num_heads: int) -> None:
         ) + ([construction] if construction != "reference" else [])
         if keys:
             knobs.append(({"reverse": reverse, "factor": factor, "first": first, "construction": construction}, keys))
+    # Heads numbered from 0 in the power-of-two part only: the extra slopes, numbered apart, stay right.
+    knobs.append(({"reverse": False, "factor": 8.0, "first": 0, "construction": "reference", "first_extra": 1},
+                  ["first part"]))
+    extra_right = bool(torch.allclose(got[power:], expected[power:], rtol=1e-5, atol=0.0))
     for kwargs, keys in sorted(knobs, key=lambda item: len(item[1])) if num_heads > 1 else ():
         candidate = torch.tensor(_alibi_variant(num_heads, **kwargs), dtype=torch.float64)
+        if ("odd" in keys or "first part" in keys) and (power == num_heads or extra_right != ("odd" not in keys)):
+            continue  # a model is said only where each part it blames is wrong: "odd" blames the extra slopes
         if bool(torch.allclose(got, candidate, rtol=1e-5, atol=0.0)) and _variant_elsewhere(session.fn, kwargs,
                                                                                             num_heads):
-            raise _Problem(" + ".join(keys), f"{text}: " + "; ".join(explanations[key] for key in keys))
+            raise _Problem(" + ".join(keys).replace("first part", "first"),
+                           f"{text}: " + "; ".join(explanations[key] for key in keys))
     ladder = (_geometric_text(got, num_heads) or _fixed_step_text(got, num_heads, session.fn)
               or _fixed_ends_text(session.fn))
     raise _Problem(

@@ -37,12 +37,12 @@ __all__ = ["check_llama3_frequencies", "check_yarn_frequencies"]
 def _yarn_variant(
     dim: int, base: float, factor: float, train_len: int, beta_fast: float, beta_slow: float, *,
     swap: bool = False, invert: bool = False, rounding: bool = True,
-    ladder: Callable[[int, float], torch.Tensor] = _theta, factor_power: float = 0.0,
+    ladder: Callable[[int, float], torch.Tensor] = _theta, factor_power: float = 0.0, log_ratio: float = 1.0,
 ) -> torch.Tensor:
     theta = ladder(dim, base)
 
     def pair_index(turns: float) -> float:
-        return dim * math.log(train_len / (2 * math.pi * turns)) / (2 * math.log(base))
+        return log_ratio * dim * math.log(train_len / (2 * math.pi * turns)) / (2 * math.log(base))
 
     first, second = (beta_slow, beta_fast) if swap else (beta_fast, beta_slow)
     low, high = pair_index(first), pair_index(second)
@@ -89,6 +89,21 @@ _YARN = _Rule(
                  "your ramp is linear in the number of turns r_ℓ, as the YaRN paper writes it (that is the llama3 "
                  "rule); the code that models load, transformers' and the authors', ramps linearly in the pair index "
                  "ℓ between the two rounded bounds"),
+        *(_Variant(f"log base {name}", partial(_yarn_variant, log_ratio=ratio),
+                   f"your ramp's bounds are {ratio:.3g} times the right pair indices, the ratio {how}: the pair "
+                   "index d·ln(L / (2π r)) / (2 ln base) mixes logarithms of two bases; take both in the same base "
+                   "(math.log, or math.log2 twice), whose ratio is then the same")
+          for name, ratio, how in (("2", math.log(2), "ln 2 = ln x / log2 x (log2 of the base beside a natural log)"),
+                                   ("2 above", 1 / math.log(2), "1 / ln 2 (log2 above beside a natural log below)"),
+                                   ("10", math.log(10), "ln 10 (log10 of the base beside a natural log)"),
+                                   ("10 above", 1 / math.log(10), "1 / ln 10 (log10 above beside a natural log "
+                                                                  "below)"))),
+        *(_Variant(f"turns over {name}", lambda d, b, s, train_len, *rest, k=k: _yarn_variant(
+            d, b, s, train_len * s ** k, *rest),
+                   f"your ramp's bounds count the turns over {name}: r_ℓ = L / λ_ℓ counts them over the training "
+                   "length L = original_max_position, the length the model saw, so the band sits at the pairs that "
+                   "turned beta_fast to beta_slow times during training")
+          for name, k in (("the extended length s·L", 1), ("L / s", -1))),
         _Variant("PI", lambda d, b, s, *rest: _theta(d, b) / s,
                  "these are PI's frequencies, θ_ℓ / s for every pair: YaRN keeps the fast pairs (r_ℓ >= beta_fast), "
                  "interpolates the slow ones and blends in between"),
@@ -121,8 +136,10 @@ def check_yarn_frequencies(fn: Callable[..., Any]) -> CheckResult:
     :func:`posenc.scaling.yarn_frequencies`, whose ramp is linear in the pair index between
     rounded bounds as in ``transformers``, on five hidden settings. Diagnosed mistakes: the ramp
     reversed (fast pairs interpolated); its bounds swapped; its bounds not rounded; the paper's
-    ramp, linear in the number of turns; PI's frequencies; the exponent ``ℓ/d``; an attention
-    factor squared, inverted or with a base-10 logarithm; wrong shape; exceptions.
+    ramp, linear in the number of turns; the turns counted over ``s L`` or ``L / s``; logarithms
+    of two bases in the pair index; PI's frequencies; the exponent ``ℓ/d``; the pair returned in
+    the other order; an attention factor squared, inverted or with a base-10 logarithm; wrong
+    shape; exceptions.
 
     Args:
         fn: the student's function, called as
@@ -143,10 +160,12 @@ def check_yarn_frequencies(fn: Callable[..., Any]) -> CheckResult:
 def _llama3_variant(
     dim: int, base: float, factor: float, train_len: int, low: float, high: float, *, invert: bool = False,
     clamp: bool = True, two_pi: bool = True, ladder: Callable[[int, float], torch.Tensor] = _theta,
-    regimes_swapped: bool = False, ramp_in_wavelength: bool = False,
+    regimes_swapped: bool = False, ramp_in_wavelength: bool = False, inverse_turns: bool = False,
 ) -> torch.Tensor:
     theta = ladder(dim, base)
     turns = train_len * theta / (2 * math.pi if two_pi else 1.0)
+    if inverse_turns:  # λ_ℓ / L, the wavelength over the length, where the rule counts the turns L / λ_ℓ
+        turns = 1 / turns
     kept = (turns - low) / (high - low)
     if ramp_in_wavelength:  # linear in λ between the bounds L/low (share 0) and L/high (share 1)
         wavelength = 2 * math.pi / theta
@@ -180,6 +199,10 @@ _LLAMA3 = _Rule(
         _Variant("no clamp", partial(_llama3_variant, clamp=False),
                  "γ_ℓ is not clamped to [0, 1]: outside the band it must be exactly 0 (θ_ℓ / s) or 1 (θ_ℓ); "
                  "without the clamp the fast pairs are sped up and the slow ones slowed by more than s"),
+        _Variant("inverse turns", partial(_llama3_variant, inverse_turns=True),
+                 "your blend is read on λ_ℓ / L, the wavelength over the training length, where the rule counts "
+                 "the turns r_ℓ = L / λ_ℓ = L θ_ℓ / (2π): the fast pairs (many turns) keep θ_ℓ and the slow ones "
+                 "(r_ℓ <= low_freq_factor) get θ_ℓ / s; with λ / L the band lands on the wrong pairs"),
         _Variant("no 2π", partial(_llama3_variant, two_pi=False),
                  "the number of turns is L/λ_ℓ = L θ_ℓ / (2π): your count is missing the 2π, so the band sits at the "
                  "wrong pairs"),

@@ -215,6 +215,10 @@ def _explain_error(text: str) -> str:
     elif "view size is not compatible with input tensor's size and stride" in text:
         return ("view needs a tensor laid out contiguously in memory, and expand or transpose gives one that is not: "
                 "use reshape (which copies when it must), or call .contiguous() before .view")
+    elif "upper bound and lower bound inconsistent with step sign" in text:
+        return ("torch.arange(start, end) got an end below its start: its second argument is where the range stops "
+                "(exclusive), not how many values it holds; torch.arange(a, a + n) gives the n values a, ..., "
+                "a + n - 1")
     elif "step must be greater than zero" in text:
         return ("PyTorch tensors take no negative step: x[::-1] is not allowed; reverse with x.flip(0) or index with "
                 "torch.arange(L - 1, -1, -1)")

@@ -18,6 +18,8 @@ The checkers made of hidden cases and typical mistakes (:mod:`posenc.exercises.f
   the answer does not use (a probe of the student's function, each argument changed alone), two arguments used in
   each other's place, a constant factor, an average where a sum is due, a reversed order, a block of the opposite
   sign, three significant digits only, and the sizes of a PyTorch shape error named as axes of the arguments;
+- for the first shape error, the matrices the answer reads transposed (``x @ w.T`` for a ``w`` stored ``(in, out)``):
+  the one smallest set of 2-D arguments that, passed transposed, gives the right answer;
 - last, the catalogue of generic readings of ``posenc.exercises._transforms``, read once over every failed case:
   the transformation of the right answer (an argument changed, the output scaled, shifted, permuted or signed in
   part) that reproduces the answer exactly, or the property of the right answer it breaks.
@@ -32,7 +34,9 @@ said as such: "your wrong entries are exactly this slip's".
 from __future__ import annotations
 
 import inspect
+import itertools
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -57,7 +61,7 @@ from ._readings import (  # noqa: F401 (_Case and _reduction are imported from h
     _swapped_arguments,
     _unused_arguments,
 )
-from ._structure import _which_inputs
+from ._structure import _which_inputs, _which_ranks
 from ._transforms import _read_answer
 from .checking import (
     _DIAGNOSIS,
@@ -184,14 +188,23 @@ def _compare_cases(
         except Exception:  # a mistake model that does not apply to this case
             return None
 
+    parameters = list(inspect.signature(reference).parameters)
+    probed: list[_Case] = []
+
+    def argument(index: int) -> str:  # named as the exercise's signature names it
+        return parameters[index] if index < len(parameters) else f"argument {index + 1}"
+
     def one(case: _Case) -> None:
-        originals = {
-            f"argument {i + 1}": arg.clone() for i, arg in enumerate(case.args) if isinstance(arg, torch.Tensor)
-        }
+        originals = {argument(i): arg.clone() for i, arg in enumerate(case.args) if isinstance(arg, torch.Tensor)}
         given = _copies(case.args)
         try:
             raw = session.call(case.shown, *given, **(case.kwargs or {}))
         except _Problem as problem:
+            if "a shape mismatch" in problem.message and not probed:
+                probed.append(case)  # one probe per checker: the first shape error is the one said
+                transposed = _transposed_arguments(session.fn, reference, case, what, atol, rtol)
+                if transposed:
+                    raise _Problem(problem.key, f"{_TWICE.sub('', problem.message)}\n{transposed}") from None
             if "a shape mismatch" in problem.message:
                 sizes_named = _sizes_of_arguments(problem.message, reference, case)
                 extra = "".join(f"\n{text}" for text in (sizes_named, axes) if text)
@@ -205,7 +218,7 @@ def _compare_cases(
                 got = view(got, case)
             except Exception:  # noqa: S110 (a shape the view cannot read: compared as returned)
                 pass
-        _unchanged(session, originals, {f"argument {i + 1}": arg for i, arg in enumerate(given)
+        _unchanged(session, originals, {argument(i): arg for i, arg in enumerate(given)
                                         if isinstance(arg, torch.Tensor)}, case.shown)
         right = accept(got, expected, case) if accept is not None and got.shape == expected.shape else (
             _close(got, expected, atol, rtol) and bool(torch.isfinite(got).all()))
@@ -393,6 +406,53 @@ def _compare_cases(
                                   list(inspect.signature(reference).parameters))
             if which:
                 session.problems["values"] += f"\n{which}"
+    elif _DIAGNOSIS["on"] and session.failed_cases and len(session.problems) == 1:
+        # One error, raised on some hidden inputs only: their number of axes may say where it comes from.
+        ranks = _which_ranks([case for case in cases if not any(case is other for other in passed)], passed,
+                             list(inspect.signature(reference).parameters))
+        if ranks:
+            key = next(iter(session.problems))
+            session.problems[key] += f"\n{ranks}"
+
+
+_TWICE = re.compile(r"; \d+ is twice \d+: if one side counts the d coordinates.*?in a dimension d\)")
+"""The frequency-ladder hint of a shape error, which a transposed matrix makes irrelevant."""
+
+
+def _transposed_arguments(fn: Callable[..., Any], reference: Callable[..., Any], case: _Case, what: str,
+                          atol: float, rtol: float) -> str | None:
+    """The matrices an answer that raised reads transposed: the one smallest set that, passed transposed, gives the
+    right answer (x @ w.T for a w stored (in, out), nn.Linear's habit). None when no set, or several, do."""
+    names = list(inspect.signature(reference).parameters)
+    slots = [index for index, arg in enumerate(case.args) if isinstance(arg, torch.Tensor) and arg.dim() == 2]
+    if not slots or len(slots) > 6 or len(names) < len(case.args):
+        return None
+    kwargs = case.kwargs or {}
+    expected = _as_values(reference(*_copies(case.args), **kwargs), what, case.shown)
+    for size in range(1, len(slots) + 1):
+        found = []
+        for subset in itertools.combinations(slots, size):
+            args = [arg.T.contiguous() if index in subset else arg for index, arg in enumerate(_copies(case.args))]
+            try:
+                got = _as_values(fn(*args, **kwargs), what, case.shown)
+            except Exception:  # noqa: BLE001, S112 (this set does not make the answer run)
+                continue
+            if _close(got, expected, atol, rtol):
+                found.append(subset)
+        if len(found) > 1:
+            return None  # two sets that both work: the probe does not say which
+        if found:
+            chosen = [names[index] for index in found[0]]
+            listed = " and ".join(", ".join(chosen).rsplit(", ", 1))
+            shapes = "; ".join(f"{name} has shape {tuple(case.args[index].shape)}"
+                               for name, index in zip(chosen, found[0], strict=True))
+            weights = all(name.startswith("w") for name in chosen)
+            return (f"your function reads {listed} transposed: given {', '.join(f'{n}.T' for n in chosen)} instead, it "
+                    f"returns {what} right. Here {shapes}: use {'them' if len(chosen) > 1 else 'it'} as given, "
+                    "without .T" + (" (x @ w, not x @ w.T or F.linear(x, w): nn.Linear stores its weight as "
+                                    "(out_features, in_features) and applies x @ W.T; these are stored (in, out))"
+                                    if weights else ""))
+    return None
 
 
 def _named_mistake(mistakes: Sequence[_Mistake], failures: list[set[str]]) -> _Mistake | None:

@@ -196,7 +196,8 @@ def _ladder_problem(got: torch.Tensor, expected: _Ladder, dim: int, base: float)
         return None  # not a geometric ladder: described by its first wrong pair
     factor, effective = float(got[0]), math.exp(-slope * dim / 2)
     terms = expected.terms
-    yours = _ladder_text(factor, effective, terms, dim)
+    # With a scale that depends on the length, the student's numbers said in the rule's terms are a coincidence.
+    yours = _ladder_text(factor, effective, terms if "s_n" not in dict(terms) else terms[:1], dim)
     wanted = _ladder_text(expected.factor, expected.base, terms, dim)
     if slope > 0:
         turns = factor / (2 * math.pi)
@@ -231,14 +232,42 @@ def _ladder_problem(got: torch.Tensor, expected: _Ladder, dim: int, base: float)
         elif math.isclose(effective ** ((dim - 2) / dim), expected.base, rel_tol=1e-4):
             problems.append("the last pair ℓ = d/2 - 1 gets exponent 1 instead of (d-2)/d: the exponent is "
                             "2ℓ/(d-2), as torch.linspace(0, 1, d/2) gives; use torch.arange(0, d, 2) / d")
+        elif "s" in dict(terms) and any(math.isclose(effective, base ** power, rel_tol=1e-4)
+                                        for power in (1 / dict(terms)["s"], dict(terms)["s"])):
+            power = "1/s" if math.isclose(effective, base ** (1 / dict(terms)["s"]), rel_tol=1e-4) else "s"
+            written = "base^(-2ℓ/(d·s))" if power == "1/s" else "base^(-2ℓ·s/d)"
+            problems.append(f"the ladder falls with B = base^({power}): the factor s went into the exponent, "
+                            f"{written}, which changes how fast the ladder falls; s belongs outside the exponent "
+                            "(on the frequencies, or on the base)")
         else:
-            mine = _as_terms(effective, terms, dim) or _num(effective)
-            problems.append(f"the ladder falls with the wrong base, B = {mine} instead of "
-                            f"{_as_terms(expected.base, terms, dim) or _num(expected.base)} (check which term carries "
-                            "which exponent)")
+            scales = dict(terms)
+            read_back = ""
+            # A product of the right quantities says that an exponent moved; with a scale s_n that depends on the
+            # length, such a product is a coincidence of the setting, and the scale read back says more.
+            said = None if "s_n" in scales else _as_terms(effective, terms, dim)
+            if "s_n" in scales and effective > scales["base"]:
+                scale = (effective / scales["base"]) ** ((dim - 2) / dim)
+                read_back = (f"; read as base · s_n^(d/(d-2)), your scale s_n is {_num(scale)} where the rule's is "
+                             f"{_num(scales['s_n'])}")
+            elif "s" in scales and scales["s"] > 1 and effective > scales["base"] and said is None:
+                exponent = math.log(effective / scales["base"]) / math.log(scales["s"])
+                read_back = f"; read as base · s^e, your exponent e is {_exponent_text(exponent, dim)}"
+            problems.append(f"the ladder falls with the wrong base, B = {said or _num(effective)} instead of "
+                            f"{_as_terms(expected.base, terms, dim) or _num(expected.base)}"
+                            + (" (check which term carries which exponent)" if said else read_back))
     if not problems:
         return None
     return f"your frequencies are {yours}; expected {wanted}: " + "; ".join(problems)
+
+
+def _exponent_text(exponent: float, dim: int) -> str:
+    """An exponent of the factor said as a fraction of d when it is a usual one (d/(d-1), (d-2)/d, ...)."""
+    candidates = {"d/(d-2)": dim / (dim - 2), "(d-2)/d": (dim - 2) / dim, "d/(d-1)": dim / (dim - 1),
+                  "(d-1)/d": (dim - 1) / dim, "d/(d+2)": dim / (dim + 2), "(d+2)/d": (dim + 2) / dim,
+                  "(d-2)/(d-4)": (dim - 2) / (dim - 4) if dim > 4 else math.nan, "2": 2.0, "1/2": 0.5}
+    named = next((text for text, value in candidates.items() if math.isclose(exponent, value, rel_tol=1e-6)), None)
+    return (f"{_num(exponent)} = {named} where the rule's is d/(d-2) = {_num(dim / (dim - 2))}" if named
+            else f"{_num(exponent)} where the rule's is d/(d-2) = {_num(dim / (dim - 2))}")
 
 
 def _share_kept(values: torch.Tensor, theta: torch.Tensor, factor: float) -> torch.Tensor:
@@ -337,6 +366,13 @@ def _frequency_case(
     attention_factor = None
     if yarn and isinstance(returned, tuple) and len(returned) == 2:
         returned, attention_factor = returned
+        if isinstance(returned, (int, float)) and isinstance(attention_factor, (torch.Tensor, np.ndarray, list)):
+            raise _Problem(
+                "pair order",
+                f"{call} returned (a number, a tensor of {len(attention_factor)} values): the pair is in the other "
+                "order; return (frequencies, attention_factor), the frequencies first, as posenc.yarn_frequencies "
+                "does",
+            )
     got = _as_frequencies(returned, call, expected.numel())
     if attention_factor is not None:
         _check_attention_factor(session, attention_factor, setting[2], call)

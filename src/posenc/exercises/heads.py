@@ -88,7 +88,15 @@ def check_repeat_kv(fn: Callable[..., Any]) -> CheckResult:
             kv = torch.randn(*shape, generator=generator, dtype=torch.float64)
             if len(shape) == 4 and shape[0] == 2:
                 kv = kv.float()
-            session.run(partial(_repeat_kv_case, session, kv, num_heads))
+            session.run(partial(_repeat_kv_case, session, kv, num_heads), {"unbatched"} if len(shape) == 3 else ())
+        if session.failed_exactly_with("unbatched"):
+            session.problem(
+                "unbatched",
+                "only the input without a batch axis, kv of shape (h_kv, L, d), failed; the batched (batch, h_kv, L, "
+                "d) ones passed: a step assumes the batch axis, usually the head axis counted from the front (dim=1, "
+                "kv.shape[1]), which is the head axis only when a batch axis comes first. Count it from the end: "
+                "kv.shape[-3], dim=-3",
+            )
         return [
             f"matches kv.repeat_interleave(h // h_kv, dim=-3) on {session.cases} hidden cases: multi-query (h_kv = 1), "
             "multi-head (h_kv = h) and groups of 2 to 5, with and without a batch dimension",

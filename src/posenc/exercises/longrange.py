@@ -64,6 +64,12 @@ _WAVELENGTH_MISTAKES = [
     _Mistake("wavelength exponent two", "your exponent lacks the factor 2: pair ℓ has frequency b^(-2ℓ/d), so the "
              "last pair's wavelength is 2π b^(2(d/2-1)/d) = 2π b^(1 - 2/d)",
              lambda d, b: 2 * math.pi * b ** ((d / 2 - 1) / d)),
+    _Mistake("wavelength precedence", "your wavelength is 2π b - 2/d, as 2 * pi * base ** 1 - 2 / dim computes: the "
+             "exponent lost its parentheses, so ** took the 1 alone; write base ** (1 - 2 / dim)",
+             lambda d, b: 2 * math.pi * b - 2 / d),
+    _Mistake("wavelength power of 2 pi", "your wavelength is (2π b)^(1 - 2/d): the power applies to 2π as well, as "
+             "(2 * pi * base) ** (1 - 2 / dim) computes; only the base is raised, 2π b^(1 - 2/d)",
+             lambda d, b: (2 * math.pi * b) ** (1 - 2 / d)),
     _Mistake("wavelength exponent", "your exponent is 1 - 1/d: pair ℓ has frequency b^(-2ℓ/d), so the last pair's "
              "exponent is -(d - 2)/d = -(1 - 2/d)",
              lambda d, b: 2 * math.pi * b ** (1 - 1 / d)),
@@ -97,7 +103,8 @@ def check_slowest_wavelength(fn: Callable[..., Any]) -> CheckResult:
     """Check ``fn(dim, base)``: the wavelength ``2π b^(1 - 2/d)`` of the slowest pair (a number, rel. 1e-6).
 
     Named mistakes: ``2π b``, the frequency instead of the wavelength, no ``2π``, the pair before the
-    last, the fastest pair, exponent ``1 - 1/d``; otherwise a wavelength built on the frequency.
+    last, the fastest pair, exponent ``1 - 1/d``, the exponent's parentheses lost (``2π b - 2/d``, or
+    ``(2π b)^(1 - 2/d)``), degrees; otherwise a wavelength built on the frequency.
     """
     return _simple_checker(
         "slowest wavelength", fn, _wavelength_cases, reference_slowest_wavelength, _WAVELENGTH_MISTAKES,

@@ -321,9 +321,9 @@ def _visible_only(shifted: Any) -> Any:
 
 _SHIFT_EXPLANATIONS = {
     "first rows": "every entry is read 1 row above and 1 column to the right of the right one (the previous "
-    "query's row): you keep the first Lq rows of the (..., Lk + 1, Lq) view; drop the first row instead "
-    "([..., 1:, :]): keeping the first moves every row up by one, so entry (r, j) holds the previous query with "
-    "the offset one step too near",
+    "query's row): you keep the first Lk rows of the (..., Lk + 1, Lq) view, all but the last; drop the first row "
+    "instead ([..., 1:, :]): keeping the first moves every row up by one, so entry (r, j) holds the previous query "
+    "with the offset one step too near",
     "pad right": "every entry is read one column to the right of its offset (column j + Lq - r instead of "
     "j + Lq - 1 - r; the diagonal gets 0): an index off by one, or the zero column padded on the right: the zero "
     "column goes on the left, (1, 0) in F.pad; with indices, entry (r, j) is rel_logits[..., r, j + Lq - 1 - r]",
@@ -493,6 +493,13 @@ def _source_formula(answers: list[tuple[torch.Tensor, torch.Tensor]]) -> str | N
         fits = found if fits is None else fits & found
     if not fits:
         return None
+    if all(bool((got == rel_logits[..., -1:]).expand_as(got)[_shift_reference(rel_logits)[1].expand_as(got)].all())
+           for rel_logits, got in answers if rel_logits.shape[-1] >= 3):
+        return ("every visible entry of yours, each key at or before its query, reads the last column Lk - 1, which "
+                "holds the offset 0: your column index lands at or beyond the last column for every past key and is "
+                "clamped there, as when the offset is taken as i - j instead of j - i (column (i - j) + Lk - 1); the "
+                "right one is rel_logits[..., r, j + Lq - 1 - r] (column c holds the offset c - (Lk - 1), so column "
+                "j + Lq - 1 - r holds j - i)")
     formula = sorted(fits, key=len)[0]
     roll = (": a roll (torch.roll) wraps the columns around, and by the wrong amount or the wrong way; the skew moves "
             "row r left by Lq - 1 - r") if "mod" in formula else ""

@@ -91,7 +91,10 @@ def check_apply_rope_2d(fn: Callable[..., Any]) -> CheckResult:
     Diagnosed mistakes: both halves rotated by the rows (or by the columns); rows and columns
     swapped; each half given the frequencies of the full dimension ``d`` instead of ``d/2``;
     even and odd coordinates split instead of halves; the half layout inside each half; the
-    base ignored; dtype or shape changed; ``x`` modified in place; exceptions.
+    base ignored; one half at the default base (the argument not passed on), at ``base²`` or at
+    ``√base`` (told apart by a probe at base 500 where they coincide); one 1-D RoPE on the whole
+    vector at the rows, the columns or a raster index; dtype or shape changed; ``x`` modified in
+    place; exceptions.
 
     Args:
         fn: the student's function.
@@ -198,6 +201,9 @@ def _rope_2d_case(
                        "column (R_column R_row x): the two rotations add their angles in every pair, so only row + "
                        "column counts; rotate the first d/2 coordinates at the row and the last d/2 at the column")
     whole = {"the rows": rows, "the columns": columns, "the token index (raster order)": torch.arange(x.shape[-2])}
+    if len(columns):  # a raster index read off the grid: row · width + column, the width one past the last column
+        width = int(columns.max()) + 1
+        whole[f"the raster index row · {width} + column (a grid {width} columns wide)"] = rows * width + columns
     for name, positions in whole.items():
         if _close(got, apply_rope(x.double(), positions, base=actual_base), atol=tolerance, rtol=tolerance):
             raise _Problem("1-D", f"in {call}: you applied one 1-D RoPE of dimension d = {dim} to the whole vector, at "
@@ -206,8 +212,6 @@ def _rope_2d_case(
                            "enter")
     halves = {"first half (the rows)": slice(0, dim // 2), "second half (the columns)": slice(dim // 2, dim)}
     for (name, part), where in zip(halves.items(), (rows, columns), strict=True):
-        bases = {f"base² = {actual_base ** 2:g}": actual_base ** 2,
-                 f"√base = {actual_base ** 0.5:g}": actual_base ** 0.5, "10000": 10000.0}
         theta = actual_base ** (-4 * torch.arange(dim // 4, dtype=torch.float64) / dim)
         for factor in (0.5, 2.0):
             if not _close(got[..., part], expected[..., part], atol=tolerance, rtol=tolerance) and _close(
@@ -215,12 +219,13 @@ def _rope_2d_case(
                     atol=tolerance, rtol=tolerance):
                 raise _Problem("half frequencies", f"in {call}: your {name} turns at {factor:g} times the frequencies "
                                "of 1-D RoPE of dimension d/2, base^(-2ℓ/(d/2)): use them as they are")
-        for shown, other in bases.items():
-            if other != actual_base and not _close(got[..., part], expected[..., part], atol=tolerance,
-                                                   rtol=tolerance) and _close(got[..., part], apply_rope(
-                    x.double()[..., part], where, base=other), atol=tolerance, rtol=tolerance):
-                raise _Problem("half base", f"in {call}: your {name} rotates with the base {shown}, not the base "
-                               f"{actual_base:g} given: both halves use the same base")
+        if not _close(got[..., part], expected[..., part], atol=tolerance, rtol=tolerance):
+            fitting = [reading for reading, rule in _HALF_BASES.items() if rule(actual_base) != actual_base and _close(
+                got[..., part], apply_rope(x.double()[..., part], where, base=rule(actual_base)), atol=tolerance,
+                rtol=tolerance)]
+            if fitting:
+                raise _Problem("half base", f"in {call}: " + _half_base_text(
+                    name, actual_base, _separate_bases(session.fn, part, fitting)))
     for name, part in halves.items():
         if not _close(got[..., part], expected[..., part], atol=tolerance, rtol=tolerance) and _close(
             got[..., part], x.double()[..., part], atol=tolerance, rtol=tolerance
@@ -239,6 +244,52 @@ def _rope_2d_case(
         f"{coordinate}, in the {half}, should be {should}, got {was}; the first d/2 coordinates are rotated by 1-D "
         "RoPE of dimension d/2 at the row, the last d/2 at the column",
     )
+
+
+_HALF_BASES: dict[str, Callable[[float], float]] = {
+    "default": lambda base: 10000.0, "squared": lambda base: base ** 2, "root": lambda base: base ** 0.5}
+"""The bases one half can rotate with by mistake: the default (base not passed on), base², √base."""
+
+_BASE_NAMES = {"default": "the default 10000", "squared": "base²", "root": "√base"}
+
+_PROBE_BASE = 500.0  # its square and its root are not 10000: the three readings part
+
+
+def _separate_bases(fn: Callable[..., Any], part: slice, fitting: list[str]) -> list[str]:
+    """Of the readings of a half's base that fit a case, those that also fit a probe at base 500, where they part.
+
+    At base 100 the default base 10000 is also base²: one more call tells an argument not passed on from a squared
+    base. When the probe cannot be read, every reading that fit is kept (and said as such).
+    """
+    if len(fitting) < 2:
+        return fitting
+    generator = torch.Generator().manual_seed(_SEED + 3)
+    x = torch.randn(4, 16, generator=generator, dtype=torch.float64)
+    rows, columns = torch.tensor([0, 1, 2, 3]), torch.tensor([3, 1, 0, 2])
+    where, half = (rows, slice(0, 8)) if part.start == 0 else (columns, slice(8, 16))  # the same half of the probe
+    try:
+        got = torch.as_tensor(fn(x.clone(), rows.clone(), columns.clone(), base=_PROBE_BASE)).double()[..., half]
+    except Exception:  # noqa: BLE001 (a probe the answer cannot take says nothing)
+        return fitting
+    kept = [reading for reading in fitting if _close(got, apply_rope(x[..., half], where, base=_HALF_BASES[reading](
+        _PROBE_BASE)), atol=1e-9, rtol=1e-9)]
+    return kept or fitting
+
+
+def _half_base_text(name: str, base: float, readings: list[str]) -> str:
+    said = {
+        "default": ("the default base 10000", "the base argument does not reach this half: pass base=base to both "
+                    "halves"),
+        "squared": (f"the base base² = {base ** 2:g}", "both halves use the base given, unchanged"),
+        "root": (f"the base √base = {base ** 0.5:g}", "both halves use the base given, unchanged"),
+    }
+    if len(readings) == 1:
+        what, fix = said[readings[0]]
+        return f"your {name} rotates with {what}, not the base {base:g} given: {fix}"
+    values = " and ".join(_BASE_NAMES[reading] for reading in readings)
+    return (f"your {name} rotates with the base {_HALF_BASES[readings[0]](base):g}, not the base {base:g} given; here "
+            f"{values} are the same number, so either " + ", or ".join(
+                f"{said[reading][0]} ({said[reading][1]})" for reading in readings))
 
 
 def _rope_2d_relative_case(session: _Session, generator: torch.Generator) -> None:

@@ -434,11 +434,12 @@ def _stream_property(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> 
 def _stream_cases(generator: torch.Generator) -> list[_Case]:
     cases = []
     # The last cache is long (100,000 keys), so that the shift is large: angles formed in float32 are visibly off.
-    for heads, total, dim, window, sinks in [(2, 40, 8, 10, 4), (1, 20, 16, 5, 4), (3, 30, 8, 6, 2),
-                                             (1, 100_000, 16, 6, 4)]:
-        raw = torch.randn(heads, total, dim, generator=generator)
+    # The leading axes vary (none, heads, batch and heads): the token axis is -2 whatever comes before it.
+    for lead, total, dim, window, sinks in [((2,), 40, 8, 10, 4), ((1,), 20, 16, 5, 4), ((3,), 30, 8, 6, 2),
+                                            ((), 24, 8, 7, 4), ((2, 3), 26, 8, 6, 4), ((1,), 100_000, 16, 6, 4)]:
+        raw = torch.randn(*lead, total, dim, generator=generator)
         cases.append(_Case((apply_rope(raw).contiguous(), window, sinks),
-                           f"fn(cached: ({heads}, {total}, {dim}) rotated at 0..{total - 1}, "
+                           f"fn(cached: {(*lead, total, dim)} rotated at 0..{total - 1}, "
                            f"window={window}, sinks={sinks})"))
     return cases
 
@@ -455,7 +456,8 @@ def check_streaming_cache(fn: Callable[..., Any]) -> CheckResult:
     """
     return _simple_checker(
         "StreamingLLM cache", fn, _stream_cases, reference_streaming_cache, _STREAM_MISTAKES,
-        ["sinks kept, window keys moved by one rotation each, for 4 hidden caches (one of 100,000 keys)"],
+        ["sinks kept, window keys moved by one rotation each, for 6 hidden caches with 0 to 2 leading axes (one of "
+         "100,000 keys)"],
         what="the cache", atol=1e-4, properties=[_stream_property], sizes=_stream_sizes,
     )
 

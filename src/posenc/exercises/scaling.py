@@ -118,9 +118,10 @@ _NTK = _Rule(
     reference=lambda dim, base, factor: ntk_frequencies(dim, base, factor=factor),
     variants=(
         _Variant("exponent missing", lambda d, b, s: _ntk_with_exponent(d, b, s, 1.0),
-                 "you multiplied the base by s without the exponent d/(d-2): then the slowest pair is slowed by "
-                 "s^((d-2)/d), a little less than s. The new base is b' = base · s^(d/(d-2)), which slows the "
-                 "slowest pair by exactly s and leaves pair 0 unchanged"),
+                 "your new base is base · s: the exponent d/(d-2) is missing, or it was computed with integer "
+                 "division, d // (d - 2) = 1 for d > 4 (both give these numbers); then the slowest pair is slowed by "
+                 "s^((d-2)/d), a little less than s. The new base is b' = base · s^(d/(d-2)), with d / (d - 2), "
+                 "which slows the slowest pair by exactly s and leaves pair 0 unchanged"),
         _Variant("exponent inverted", lambda d, b, s: _ntk_with_exponent(d, b, s, (d - 2) / d),
                  "your exponent is (d-2)/d, the inverse of the right one: the new base is b' = base · s^(d/(d-2)), "
                  "so that the slowest pair, θ_(d/2-1) = b^(-(d-2)/d), is slowed by exactly s"),
@@ -180,9 +181,14 @@ def check_ntk_frequencies(fn: Callable[..., Any]) -> CheckResult:
 def _dynamic_variant(
     dim: int, base: float, factor: float, train_len: int, seq_len: int, *, floor: bool = True,
     minus: bool = True, exponent: bool = True, ladder: Callable[[int, float], torch.Tensor] = _theta,
+    threshold: float = 1.0, last_index: bool = False, parentheses: str = "",
 ) -> torch.Tensor:
-    length = max(seq_len, train_len) if floor else seq_len
-    scale = factor * length / train_len - ((factor - 1.0) if minus else 0.0)
+    current = seq_len - 1 if last_index else seq_len
+    length = max(current, threshold * train_len) if floor else current
+    subtracted = factor + 1.0 if parentheses else factor - 1.0
+    scale = factor * length / train_len - (subtracted if minus else 0.0)
+    if parentheses == "clamped":
+        scale = max(scale, 1.0)
     if scale <= 0:
         raise ValueError("no base for a scale <= 0")
     return ladder(dim, base * scale ** (dim / (dim - 2) if exponent else 1.0))
@@ -217,10 +223,26 @@ _DYNAMIC = _Rule(
                  "these are static NTK frequencies for the factor s, whatever the length: dynamic NTK uses the "
                  "scale s_n = s·n/L - (s - 1) of the current length n = max(seq_len, L)"),
         _Variant("exponent missing", partial(_dynamic_variant, exponent=False),
-                 "the base is multiplied by the scale s_n without the exponent d/(d-2): b' = base · s_n^(d/(d-2))"),
+                 "the base is multiplied by the scale s_n without the exponent d/(d-2), or with it computed by integer "
+                 "division, d // (d - 2) = 1 for d > 4: b' = base · s_n^(d/(d-2))"),
         _Variant("factor ignored", lambda d, b, s, train_len, n: _dynamic_variant(d, b, 1.0, train_len, n),
                  "your scale is n/L, without the factor: the rule of transformers is s_n = s·n/L - (s - 1)"),
         _Variant("from one", partial(_dynamic_variant, ladder=_shifted_theta), _FROM_ONE),
+        *(_Variant("parentheses", partial(_dynamic_variant, parentheses=how),
+                   "your scale is s·n/L - s - 1" + (", floored at 1" if how == "clamped" else "") + ": the "
+                   "parentheses around s - 1 are missing, so you subtract s + 1; the scale is s·n/L - (s - 1), which "
+                   "is exactly 1 at n = L")
+          for how in ("plain", "clamped")),
+        _Variant("threshold s L", lambda d, b, s, train_len, n: _dynamic_variant(d, b, s, train_len, n, threshold=s),
+                 "your current length is max(seq_len, s·L): the rule takes n = max(seq_len, L), with the training "
+                 "length L = original_max_position, not the extended s·L, so that the base grows from L on"),
+        _Variant("last index", partial(_dynamic_variant, last_index=True),
+                 "your current length is seq_len - 1, the last position index: n is the length itself, "
+                 "n = max(seq_len, L), so that s_n = s·n/L - (s - 1)"),
+        _Variant("static beyond", lambda d, b, s, train_len, n: ntk_frequencies(d, b, factor=s if n > train_len
+                                                                               else 1.0),
+                 "beyond the training length you use the static factor s, the same at every length beyond it: "
+                 "dynamic NTK's scale grows with the current length, s_n = s·n/L - (s - 1) with n = max(seq_len, L)"),
         _Variant("original", lambda d, b, s, train_len, n: _theta(d, b),
                  "these are the original frequencies: beyond the training length the base must grow, "
                  "b' = base · s_n^(d/(d-2)) with s_n = s·n/L - (s - 1)"),
@@ -239,8 +261,8 @@ _DYNAMIC = _Rule(
          "the base b' = base · s_n^(d/(d-2))"),
     ),
     ladder=lambda setting: _dynamic_ladder(*setting),
-    original_where_scaled=("beyond the training length the base grows with the current length n = max(seq_len, L), "
-                           "the longer of the two (min(seq_len, L), or L itself, keeps the scale s_n at 1)"),
+    original_where_scaled=("yours act as a scale s_n of 1 here, while beyond the training length the scale is "
+                           "s·n/L - (s - 1) > 1, with the current length n = max(seq_len, L)"),
     scaled_where_original=("up to the training length (seq_len <= L) dynamic NTK keeps the original frequencies: "
                            "with n = max(seq_len, L) the scale s_n = s·n/L - (s - 1) is exactly 1 there"),
 )
@@ -253,9 +275,10 @@ def check_dynamic_ntk_frequencies(fn: Callable[..., Any]) -> CheckResult:
     The ``(dim/2,)`` result must equal :func:`posenc.scaling.dynamic_ntk_frequencies` (the rule
     of ``transformers``' ``dynamic`` type) on seven hidden settings, with lengths below, at and
     beyond the training length. Diagnosed mistakes: the base changed below the training length
-    (no ``max(seq_len, L)``); the scale ``s n / L`` without ``- (s - 1)``; static NTK, whatever
-    the length; the exponent ``d/(d-2)`` missing; the factor ignored; the original frequencies;
-    wrong shape; exceptions.
+    (no ``max(seq_len, L)``); the scale ``s n / L`` without ``- (s - 1)``, or with ``- s - 1``
+    (parentheses lost); static NTK, whatever the length or beyond ``L`` only; ``max(seq_len, s L)``;
+    ``seq_len - 1`` as the length; the exponent ``d/(d-2)`` missing; the factor ignored; the
+    original frequencies; wrong shape; exceptions.
 
     Args:
         fn: the student's function, called as

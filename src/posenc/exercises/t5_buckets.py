@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -45,15 +46,21 @@ def _t5_variant(
     sign: int = 1,
     exact_shift: int = 0,
     cap: bool = True,
+    cap_shift: int = 0,
+    halve: bool = True,
     rounding: str = "floor",
     dtype: torch.dtype = torch.float32,
 ) -> torch.Tensor:
-    """T5's buckets with knobs for the typical deviations (the reference when all are default)."""
+    """T5's buckets with knobs for the typical deviations (the reference when all are default).
+
+    ``cap_shift`` moves the cap from ``n - 1`` to ``n - 1 + cap_shift``; ``halve=False`` gives each direction of the
+    bidirectional setting all ``num_buckets`` buckets instead of half of them.
+    """
     relative_position = relative_position.long() * sign
     buckets = torch.zeros_like(relative_position)
     per_direction = num_buckets
     if bidirectional:
-        per_direction //= 2
+        per_direction //= 2 if halve else 1
         buckets = buckets + (relative_position > 0).long() * per_direction
         distance = relative_position.abs()
     else:
@@ -70,7 +77,7 @@ def _t5_variant(
         ratio = ratio.ceil()
     large = max_exact + ratio.long()
     if cap:
-        large = large.clamp(max=per_direction - 1)
+        large = large.clamp(max=per_direction - 1 + cap_shift)
     return buckets + torch.where(distance < max_exact, distance, large)
 
 
@@ -79,6 +86,53 @@ def _t5_matches(got: torch.Tensor, relative_position: torch.Tensor, *args: Any, 
     single = _t5_variant(relative_position, *args, **kwargs)
     double = _t5_variant(relative_position, *args, **kwargs, dtype=torch.float64)
     return bool(((got == single) | (got == double)).all())
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """A mistake model that gives a failed case's buckets: its problem key, the mistakes it stands for (several when
+    the case cannot tell them apart), the case's showcase and the explanation."""
+
+    key: str
+    covers: frozenset[str]
+    text: str
+    explanation: str
+
+    @property
+    def message(self) -> str:
+        return f"{self.text}: {self.explanation}"
+
+
+def _reconcile(session: _Session, readings: list[list[_Reading]]) -> None:
+    """Keep, of the mistakes said case by case, the one that fits every failed case the models read.
+
+    Each case was said provisionally by its first matching model; a model can fit a case by coincidence (no cap and a
+    cap at n agree below the distance where they part; a direction without halving looks like the default
+    ``num_buckets``). A mistake that fits every such case is said once, from the case that shows it alone; when no
+    case separates two of them, both are offered.
+    """
+    if not readings:
+        return
+    common = frozenset.intersection(*(frozenset().union(*(reading.covers for reading in case)) for case in readings))
+    if not common:
+        return  # no one mistake fits every case: each case keeps its own reading
+
+    def candidates(case: list[_Reading]) -> list[_Reading]:
+        return [reading for reading in case if reading.covers & common]
+
+    best = candidates(min(readings, key=lambda case: (len(candidates(case)),
+                                                       min(len(reading.covers) for reading in candidates(case)))))
+    message = best[0].message if len(best) == 1 else f"{best[0].text}: " + "; or, equally on this setting, ".join(
+        reading.explanation for reading in best)
+    provisional = {(case[0].key, case[0].message) for case in readings}  # not another problem under the same key
+    kept: dict[str, str] = {}
+    for key, text in session.problems.items():
+        if (key, text) not in provisional:
+            kept[key] = text
+        elif best[0].key not in kept:
+            kept[best[0].key] = message
+    session.problems.clear()
+    session.problems.update(kept)
 
 
 def _t5_region(offset: int, bidirectional: bool, num_buckets: int, max_distance: int) -> str:
@@ -106,11 +160,14 @@ def check_t5_bucket(fn: Callable[..., Any]) -> CheckResult:
     logarithm are accepted where they differ from T5's float32 at exact bucket boundaries.
 
     Diagnosed mistakes: sign convention ``i - j`` (past and future swapped); ``bidirectional``
-    ignored; ``num_buckets`` or ``max_distance`` ignored; exact range off by one; no cap at the last
-    bucket beyond ``max_distance``; rounding (or ceiling) instead of flooring the logarithmic part;
-    wrong shape; a float or boolean dtype (another integer dtype, such as int32, passes with a note);
-    exceptions. Each message names the setting, the offset, the expected and
-    the returned bucket.
+    ignored; each direction given all ``num_buckets`` buckets (no halving); ``num_buckets`` or
+    ``max_distance`` ignored; exact range off by one; no cap at the last bucket beyond
+    ``max_distance``, or a cap at ``n`` or ``n - 2`` instead of ``n - 1``; rounding (or ceiling)
+    instead of flooring the logarithmic part; wrong shape; a float or boolean dtype (another integer
+    dtype, such as int32, passes with a note); exceptions. A mistake is named only if it fits every
+    failed case its models read (no cap and a cap at ``n`` agree on short offsets; no halving and
+    the default ``num_buckets`` agree at 16 buckets); where no case separates two, both are offered.
+    Each message names the setting, the offset, the expected and the returned bucket.
 
     Args:
         fn: the student's function.
@@ -135,8 +192,10 @@ def check_t5_bucket(fn: Callable[..., Any]) -> CheckResult:
              {"bidirectional": True, "num_buckets": 64, "max_distance": 256}),
             (torch.arange(-30, 31).reshape(1, 61), {"bidirectional": False, "num_buckets": 32, "max_distance": 20}),
         ]
+        readings: list[list[_Reading]] = []
         for relative_position, kwargs in cases:
-            session.run(partial(_t5_case, session, relative_position, kwargs))
+            session.run(partial(_t5_case, session, relative_position, kwargs, readings))
+        _reconcile(session, readings)
         ignored = [key for key in session.problems if key.startswith("ignored ")]
         if ignored and len(session.problems) > len(ignored):  # another setting fails otherwise: nothing is ignored
             for key in ignored:
@@ -158,7 +217,8 @@ def check_t5_bucket(fn: Callable[..., Any]) -> CheckResult:
         "the buckets", ("relative_position",)))
 
 
-def _t5_case(session: _Session, relative_position: torch.Tensor, kwargs: dict[str, Any]) -> None:
+def _t5_case(session: _Session, relative_position: torch.Tensor, kwargs: dict[str, Any],
+             readings: list[list[_Reading]]) -> None:
     bidirectional = kwargs.get("bidirectional", True)
     num_buckets = kwargs.get("num_buckets", 32)
     max_distance = kwargs.get("max_distance", 128)
@@ -195,6 +255,7 @@ def _t5_case(session: _Session, relative_position: torch.Tensor, kwargs: dict[st
 
     text = showcase()
     variants: list[tuple[tuple[Any, ...], dict[str, Any], str, str]] = []
+    covers: dict[str, frozenset[str]] = {}  # the mistakes a reading stands for, when it cannot tell several apart
     sign_text = "past and future are swapped: " + (
         "your buckets put the keys before the query (j < i) in the upper half and the keys after it in the lower half; "
         if bidirectional else "your causal buckets give the keys after the query (j > i) distance buckets and the "
@@ -210,6 +271,15 @@ def _t5_case(session: _Session, relative_position: torch.Tensor, kwargs: dict[st
         f"those of bidirectional={not bidirectional} (bidirectional: half the buckets for each direction; causal: "
         "all buckets for the past, bucket 0 for every future key)",
     ))
+    if bidirectional:
+        variants.append((
+            setting, {"halve": False}, "halving",
+            f"each direction gets all num_buckets = {num_buckets} buckets: the bidirectional setting gives each "
+            f"direction num_buckets // 2 = {num_buckets // 2} (the keys before the query buckets 0 .. "
+            f"{num_buckets // 2 - 1}, the keys after it the upper half from {num_buckets // 2} on), and max_exact, "
+            "the logarithmic range and the cap count from that half: set n = num_buckets // 2 before the rest",
+        ))
+    no_halving = _t5_variant(relative_position, *setting, halve=False) if bidirectional else None
     for wrong_buckets, wrong_distance, name in (
         (32, max_distance, "num_buckets"), (num_buckets, 128, "max_distance"), (32, 128, "num_buckets and max_distance")
     ):
@@ -222,9 +292,11 @@ def _t5_case(session: _Session, relative_position: torch.Tensor, kwargs: dict[st
             variants.append((
                 (bidirectional, wrong_buckets, wrong_distance), {}, f"ignored {name}",
                 f"the {name} argument{'s are' if ' and ' in name else ' is'} ignored: your buckets are those for "
-                f"the default {defaults}" + _scaled_reading(
-                    ((argument, value, asked) for argument, value, asked in
-                     (("num_buckets", 32, num_buckets), ("max_distance", 128, max_distance)) if argument in name)),
+                f"the default {defaults}" + ("" if no_halving is not None and torch.equal(  # then not a scaling
+                    no_halving, _t5_variant(relative_position, bidirectional, wrong_buckets, wrong_distance))
+                    else _scaled_reading(
+                        ((argument, value, asked) for argument, value, asked in
+                         (("num_buckets", 32, num_buckets), ("max_distance", 128, max_distance)) if argument in name))),
             ))
     for shift in (1, -1):
         variants.append((
@@ -241,22 +313,44 @@ def _t5_case(session: _Session, relative_position: torch.Tensor, kwargs: dict[st
                 "direction): the exact buckets cover distances 0 .. max_exact - 1 and the logarithmic ones start at "
                 f"max_exact = n // 2, with n = num_buckets // 2 when bidirectional and num_buckets when causal",
             ))
-    variants.append((
-        setting, {"cap": False}, "cap",
-        f"the last bucket is not capped: every distance beyond max_distance = {max_distance} must share the last "
-        f"bucket of its direction (n - 1 = {per_direction - 1}, n = buckets per direction); clamp the logarithmic "
-        "bucket with .clamp(max=n - 1) or torch.min",
-    ))
+    last = per_direction - 1
+    uncapped = (f"the last bucket is not capped: every distance beyond max_distance = {max_distance} must share the "
+                f"last bucket of its direction (n - 1 = {last}, n = buckets per direction); clamp the logarithmic "
+                "bucket with .clamp(max=n - 1) or torch.min")
+    if torch.equal(_t5_variant(relative_position, *setting, cap=False),
+                   _t5_variant(relative_position, *setting, cap_shift=1)):
+        # Here no cap and a cap at n give the same buckets: only what both share is certain.
+        variants.append((
+            setting, {"cap": False}, "cap past the last",
+            f"beyond max_distance = {max_distance} your buckets go past the last bucket of their direction, n - 1 = "
+            f"{last} (n = buckets per direction), to {last + 1}: every distance beyond max_distance must share bucket "
+            f"n - 1; clamp the logarithmic bucket at n - 1 with .clamp(max=n - 1) (on this setting no cap at all and a "
+            f"cap at n = {last + 1} give the same buckets)",
+        ))
+        covers["cap past the last"] = frozenset({"cap", "cap at n"})
+    else:
+        variants.append((setting, {"cap": False}, "cap", uncapped))
+    for shift, how in ((1, "one too high"), (-1, "one too low")):
+        if shift == 1 and "cap past the last" in covers:
+            continue
+        variants.append((
+            setting, {"cap_shift": shift}, "cap at n" if shift == 1 else "cap at n - 2",
+            f"your far buckets are capped at {last + shift}, {how}: the last bucket of each direction is n - 1 = "
+            f"{last} (n = {per_direction} buckets per direction, numbered 0 .. n - 1), so clamp the logarithmic bucket "
+            f"with .clamp(max=n - 1), not .clamp(max={'n' if shift == 1 else 'n - 2'})",
+        ))
     for rounding in ("round", "ceil"):
         variants.append((
             setting, {"rounding": rounding}, "rounding",
             f"you {'round' if rounding == 'round' else 'take the ceiling of'} the logarithmic part; T5 floors it "
             "(truncates with .long() / .to(torch.long)), so some distances land one bucket too high",
         ))
-    for args, knobs, key, explanation in variants:
-        if _t5_matches(got, relative_position, *args, **knobs):
-            session.problem(key, f"{text}: {explanation}")
-            return
+    matching = [_Reading(key, covers.get(key, frozenset({key})), text, explanation)
+                for args, knobs, key, explanation in variants if _t5_matches(got, relative_position, *args, **knobs)]
+    if matching:  # said provisionally; check_t5_bucket keeps the reading that fits every failed case
+        readings.append(matching)
+        session.problem(matching[0].key, matching[0].message)
+        return
     # A mistake written another way: the variant reproduces every wrong bucket and most of its own wrong buckets.
     for args, knobs, key, explanation in variants:
         for candidate in (_t5_variant(relative_position, *args, **knobs),
@@ -265,6 +359,7 @@ def _t5_case(session: _Session, relative_position: torch.Tensor, kwargs: dict[st
             agree = got == candidate
             if bool(agree[~accepted].all()) and 2 * int((agree & characteristic).sum()) > int(
                     characteristic.sum()) > 0:
+                readings.append([_Reading(key, covers.get(key, frozenset({key})), text, explanation)])
                 session.problem(key, f"{text}: {explanation}")
                 return
     difference = got - expected
