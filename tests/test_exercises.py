@@ -27,6 +27,7 @@ from posenc import (
     llama3_frequencies,
     ntk_frequencies,
     pi_frequencies,
+    rope_frequencies,
     scaled_dot_product_attention,
     sinusoidal_encoding,
     t5_relative_position_bucket,
@@ -1076,7 +1077,7 @@ def test_repeat_kv_correct_implementations_pass(fn):
     ("fn", "phrases"),
     [
         (make_repeat_kv("tile"), ["should read key-value heads [0, 0, 1, 1], yours read [0, 1, 0, 1]",
-                                  "instead of repeating each one in place with repeat_interleave"]),
+                                  "instead of repeating each one in place (repeat_interleave"]),
         (make_repeat_kv("sequence"), ["you repeated along the sequence axis", "dim=-3"]),
         (make_repeat_kv("group = h"), ["repeated h / h_kv = 2 times, not h times"]),
         (make_repeat_kv("expand only"), ["merge the two head axes with a reshape"]),
@@ -5236,9 +5237,9 @@ NO_WRONG_CAUSE = [
     ("2-D blocks: positions negated offered with transposed blocks", check_rope_matrix_2d_blocks,
      lambda r, c, d, base=10000.0: reference_rope_matrix_2d_blocks(-r, -c, d, base), "the positions are negated",
      "swapped"),
-    ("score asymmetry: base ignored where 10000 = base²", check_score_asymmetry,
-     lambda q, k, o, base=10000.0: reference_score_asymmetry(q, k, o), "ignores its base argument",
-     "lacks the factor 2"),
+    ("score asymmetry: base ignored (a hidden base whose square is not 10000)", check_score_asymmetry,
+     lambda q, k, o, base=10000.0: reference_score_asymmetry(q, k, o), "your answer does not depend on base",
+     "d/2 as the dimension"),
     ("cross-attention: keys from y", check_cross_attention,
      lambda y, z, wq, wk, wv: torch.softmax((y @ wq) @ (y @ wk).T / math.sqrt(wk.shape[1]), -1) @ (z @ wv)[: len(y)],
      "stands where another argument belongs", "does not use it"),
@@ -5438,3 +5439,47 @@ def test_llama3_read_on_the_wavelength_over_the_length_is_named(loop):
 ])
 def test_a_factor_inside_the_exponent_is_named(fn):
     assert_fails_with(check_pi_frequencies(fn), "the factor s went into the exponent, base^(-2ℓ/(d·s))")
+
+
+def _rope_through_views(x, positions=None, base=10000.0):
+    positions = torch.arange(x.shape[-2]) if positions is None else positions
+    angles = positions.double()[:, None] * rope_frequencies(x.shape[-1], base).double()
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    a, b = x[..., 0::2], x[..., 1::2]
+    x[..., 0::2] = a * cos - b * sin
+    x[..., 1::2] = a * sin + b * cos  # reads a after it was overwritten
+    return x
+
+
+def _rope_second_first(x, positions=None, base=10000.0):
+    out = x.clone()
+    positions = torch.arange(x.shape[-2]) if positions is None else positions
+    angles = positions.double()[:, None] * rope_frequencies(x.shape[-1], base).double()
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    out[..., 1::2] = out[..., 0::2] * sin + out[..., 1::2] * cos
+    out[..., 0::2] = out[..., 0::2] * cos - out[..., 1::2] * sin  # reads the already rotated second coordinate
+    return out
+
+
+@pytest.mark.parametrize(("fn", "phrase"), [(_rope_through_views, "the second coordinate of each pair"),
+                                            (_rope_second_first, "the first coordinate of each pair")])
+def test_a_pair_computed_from_its_overwritten_half_is_named(fn, phrase):
+    assert_fails_with(check_apply_rope(fn), f"{phrase} is computed from the")
+
+
+@pytest.mark.parametrize("fn", [
+    lambda table, length, option: reference_extended_rows(table, length, "clip"),
+    lambda table, length, option: reference_extended_rows(table, length, "clip" if option == "clip" or "copy"
+                                                          else option),
+])
+def test_an_option_that_never_reaches_its_branch_is_named(fn):
+    assert_fails_with(check_extended_rows(fn), "your rows are those of 'clip' whatever the option")
+
+
+@pytest.mark.parametrize("rule", [alibi_slopes, lambda h: 2.0 ** (-8.0 * torch.arange(1, h + 1) / h)])
+def test_an_alibi_bias_that_recomputes_its_slopes_is_named(rule):
+    def student(slopes, length):
+        offsets = torch.arange(length)[None, :] - torch.arange(length)[:, None]
+        return rule(len(slopes)).float()[:, None, None] * offsets
+
+    assert_fails_with(check_alibi_bias_from_slopes(student), "ignores the slopes it is given and recomputes")

@@ -375,7 +375,9 @@ def _factor_words(factors: list[list[float]], axis: int, failed: Sequence[_Failu
     sums = failed[0].expected.double().sum(-1)
     normalised = bool(torch.allclose(sums, torch.ones_like(sums), atol=1e-6)) and axis == -2
     tail = (": your rows do not sum to 1, so the normalisation (a softmax, a division by the row's sum) runs over "
-            "another set or axis") if normalised else ": a normalisation or a count that depends on that index is wrong"
+            "another set or axis") if normalised else (
+        ": something that depends on that index multiplies it (a per-slice constant such as a slope or a scale, a "
+        "normalisation or a count): compare what each slice is multiplied by with what it should be")
     return f"each slice i along axis {axis} of your answer is the right one times its own factor ({shown}){tail}"
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from ..relative import alibi_slopes
 from .checking import CheckResult, _close, _num, _public
 from .comparing import _Case, _Mistake, _reduction, _simple_checker
 
@@ -66,9 +67,11 @@ _FROM_SLOPES_MISTAKES = [
     _Mistake("alibi heads reversed", "your heads are in the reverse order: head r must use slopes[r], the "
              "slopes in the order they are given",
              lambda m, n: m.double().flip(0)[:, None, None] * _offsets(n)),
-    _Mistake("alibi own slopes", "your bias ignores the slopes it is given and recomputes ALiBi's 2^(-8(r+1)/h): "
-             "use the slopes argument, which need not follow that rule (other head counts, learned slopes)",
-             lambda m, n: _slopes(len(m))[:, None, None] * _offsets(n)),
+    *(_Mistake("alibi own slopes", "your bias ignores the slopes it is given and recomputes ALiBi's own (2^(-8(r+1)/h) "
+               "for h a power of two, completed from the next power of two otherwise): use the slopes argument, which "
+               "need not follow that rule (other head counts, learned slopes)",
+               lambda m, n, rule=rule: rule(len(m)).double()[:, None, None] * _offsets(n))
+      for rule in (_slopes, alibi_slopes)),
     _Mistake("alibi heads last", "your heads are on the last axis, (n, n, h): the bias has shape (h, n, n), one "
              "(n, n) matrix per head, slopes[:, None, None] * (j - i)",
              lambda m, n: (_offsets(n)[:, :, None] * m.double()).contiguous()),

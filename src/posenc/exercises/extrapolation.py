@@ -75,6 +75,11 @@ _ROWS_MISTAKES = [
              "above f, where f is the fractional part",
              lambda t, n, o: _variant(t, n, o, interpolate=lambda t_, n_: _interpolate(
                  t_, n_, torch.linspace(0, len(t_) - 1, n_, dtype=torch.float64), swap=True))),
+    *(_Mistake("rows one option", f"your rows are those of {fixed!r} whatever the option: the option argument never "
+               "reaches its own branch: it is ignored, or a condition is always true, as option == 'a' or 'b' is "
+               "(a non-empty string is true: write option in ('a', 'b'))",
+               lambda t, n, o, fixed=fixed: reference_extended_rows(t.double(), n, fixed))
+      for fixed in ("clip", "copy", "interpolate")),
     _Mistake("rows copy repeat", "your \"copy\" repeats each row (repeat_interleave): copying tiles the whole "
              "table, row m mod L",
              lambda t, n, o: _variant(t, n, o, copy=lambda t_, n_: t_.double()[

@@ -165,9 +165,10 @@ def check_cross_attention(fn: Callable[..., Any]) -> CheckResult:
     within 1e-4. Named mistakes: roles of ``y`` and ``z`` swapped, softmax over the queries, no
     scale or the wrong one (``d``, ``d_k``, ``sqrt(d_v)``), values taken from ``y``, weights returned
     instead of outputs, the value projection ``W_V`` skipped, the keys or the queries used as values,
-    no projections in the scores. Some hidden widths agree (``d = d_v``, ``d_k = d_v``), so that a
-    skipped projection is not caught by its shape alone. Otherwise the weights are read back from
-    the output (when ``n <= d_v``): how they are normalised and by what the scores are divided.
+    no projections in the scores, projections read transposed. Some hidden widths agree (``d = d_v``,
+    ``d_k = d_v``), so that a skipped projection is not caught by its shape alone. Otherwise the
+    weights are read back from the output (when ``n <= d_v``): how they are normalised and by what
+    the scores are divided.
     """
     return _simple_checker(
         "cross-attention", fn, _cross_cases, reference_cross_attention, _CROSS_MISTAKES,

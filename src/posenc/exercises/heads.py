@@ -159,8 +159,10 @@ def _repeat_kv_case(session: _Session, kv: torch.Tensor, num_heads: int) -> None
         f"{_shown(heads)}"
     )
     if heads == [g % num_kv_heads for g in range(num_heads)]:
-        raise _Problem("repeat", f"{text}: you tiled the heads with repeat (or cat) instead of repeating each one in "
-                       "place with repeat_interleave(h // h_kv, dim=-3); query heads are grouped in consecutive blocks "
+        raise _Problem("repeat", f"{text}: you tiled the heads, the whole set of key-value heads repeated one after "
+                       "the other (as repeat, cat, or an expand on a new axis before the head axis do), instead of "
+                       "repeating each one in place (repeat_interleave(h // h_kv, dim=-3), or an expand on a new axis "
+                       "after it); query heads are grouped in consecutive blocks "
                        "that share one key-value head, as in the checkpoints of grouped-query models")
     for axis in range(-kv.dim(), 0):
         if axis == -3 or group == 1:

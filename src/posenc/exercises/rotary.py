@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from .._validation import check_choice
-from ..rotary import ROPE_LAYOUTS, apply_rope
+from ..rotary import ROPE_LAYOUTS, apply_rope, rope_frequencies
 from ._angles import (
     _pairing,
     _positions_text,
@@ -224,6 +224,9 @@ def _rope_case(session: _Session, case: dict[str, Any], layout: str) -> None:
             "norm, far beyond float32 rounding: compute the angles, their cosines and sines in float64 (or at least "
             "float32), not in half precision, and cast only the result to the dtype of x",
         )
+    overwritten = _overwritten_pair(got, x.double(), actual_positions, actual_base, layout)
+    if overwritten:
+        raise _Problem("overwritten", f"in {call}: {overwritten}")
     norms_before = x.double().norm(dim=-1)
     ratio = got.norm(dim=-1) / norms_before.clamp(min=1e-12)
     if not bool(((ratio - 1).abs() < 1e-3).all()):
@@ -361,3 +364,26 @@ def _rope_relative_case(session: _Session, q: torch.Tensor, k: torch.Tensor) -> 
         "RoPE, (R_m q)ᵀ(R_n k) = qᵀ R_(n-m) k depends on the positions only through n - m: rotate every pair of "
         "coordinates by the angle m·θ_ℓ, linear in the position m",
     )
+
+
+def _overwritten_pair(got: torch.Tensor, x: torch.Tensor, positions: torch.Tensor, base: float, layout: str) -> str:
+    """One coordinate of each pair computed from the other one after it was already rotated (a view overwritten)."""
+    dim = x.shape[-1]
+    angles = torch.as_tensor(positions, dtype=torch.float64)[:, None] * rope_frequencies(dim, base).double()
+    cos, sin = angles.cos(), angles.sin()
+    first, second = (slice(0, None, 2), slice(1, None, 2)) if layout == "interleaved" else (
+        slice(0, dim // 2), slice(dim // 2, dim))
+    a, b, new_a, new_b = x[..., first], x[..., second], got[..., first], got[..., second]
+    right_a, right_b = a * cos - b * sin, a * sin + b * cos
+    readings = (  # (the coordinate that is right, the one computed from it after its rotation, what it then is)
+        (new_a, right_a, new_b, right_b, new_a * sin + b * cos, "the second coordinate of each pair", "first"),
+        (new_b, right_b, new_a, right_a, a * cos - new_b * sin, "the first coordinate of each pair", "second"),
+    )
+    for kept, kept_right, read, read_right, overwritten, which, other in readings:
+        if _close(kept, kept_right) and _close(read, overwritten) and not _close(read_right, overwritten):
+            return (f"{which} is computed from the {other} one after it was already rotated: your {other} "
+                    "coordinates were written over (into x, or into a view of it such as x[..., 0::2]) before the "
+                    "other half of the pair read them. Read both coordinates of the pair from the original values, "
+                    "e.g. a, b = x[..., 0::2].clone(), x[..., 1::2].clone(), and build the result as a new tensor "
+                    "(torch.stack or torch.cat), without writing into x")
+    return ""
