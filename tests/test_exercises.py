@@ -1355,7 +1355,7 @@ def test_scaling_correct_implementations_pass(check, fn):
          ["you returned 1/t = (0.1 ln s + 1)^2"]),
         (check_llama3_frequencies, partial(formula_llama3, invert=True), ["the blend is inverted"]),
         (check_llama3_frequencies, lambda d, b, s, n, low, high: formula_llama3(d, b, s, n, high, low),
-         ["the blend is inverted", "Swapping low_freq_factor and high_freq_factor gives the same"]),
+         ["the blend is inverted", "low_freq_factor and high_freq_factor are swapped"]),
         (check_llama3_frequencies, partial(formula_llama3, clamp=False), ["is not clamped to [0, 1]"]),
         (check_llama3_frequencies, lambda d, b, s, n, low, high: formula_llama3(d, b, s, n * 2 * math.pi, low, high),
          ["missing the 2π"]),
@@ -5013,7 +5013,7 @@ def test_a_power_that_is_not_two_is_not_offered_the_causes_of_a_factor_two():
     from posenc.exercises._readings import _Case
 
     expected = torch.linspace(0.1, 0.9, 7, dtype=torch.float64)
-    for power, cause in ((0.125, "a factor 8 missing from an exponent"), (3.0, "a factor 3 too many"),
+    for power, cause in ((0.125, "a factor 8 missing from an exponent"), (3.0, "a factor 3 in an exponent"),
                          (2.0, "a dimension d/2 for d")):
         failure = _Failure(case=_Case((), "probe"), got=expected ** power, expected=expected)
         text = _power([failure])
@@ -5483,3 +5483,47 @@ def test_an_alibi_bias_that_recomputes_its_slopes_is_named(rule):
         return rule(len(slopes)).float()[:, None, None] * offsets
 
     assert_fails_with(check_alibi_bias_from_slopes(student), "ignores the slopes it is given and recomputes")
+
+
+@pytest.mark.parametrize("ratio", [lambda n, L: n // L, lambda n, L: math.floor(n / L)])
+def test_a_dynamic_ntk_ratio_by_integer_division_is_named(ratio):
+    def student(dim, base, factor, train_len, seq_len):
+        scale = factor * ratio(max(seq_len, train_len), train_len) - (factor - 1)
+        return _dynamic_ladder_of(base * scale ** (dim / (dim - 2)), dim)
+
+    assert_fails_with(check_dynamic_ntk_frequencies(student), "your ratio n/L is an integer division")
+
+
+def _t5_with_the_past_above(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    flipped = -relative_position if bidirectional else relative_position  # the causal branch is right
+    return t5_relative_position_bucket(flipped, bidirectional, num_buckets, max_distance)
+
+
+def _t5_with_the_future_kept(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    flipped = relative_position if bidirectional else -relative_position  # the bidirectional branch is right
+    return t5_relative_position_bucket(flipped, bidirectional, num_buckets, max_distance)
+
+
+@pytest.mark.parametrize("fn", [_t5_with_the_past_above, _t5_with_the_future_kept])
+def test_a_sign_slip_in_one_setting_is_not_called_a_negated_offset(fn):
+    result = check_t5_bucket(fn)
+    assert_fails_with(result, "a negated j - i would break them all")
+    assert "either your code negates it" not in feedback(result)
+
+
+@pytest.mark.parametrize("keys", [lambda o, k: o + torch.arange(k), lambda o, k: torch.arange(o, o + k)])
+def test_a_query_offset_added_to_the_keys_is_named(keys):
+    def student(q_len, k_len, max_distance, query_offset=0):
+        offsets = keys(query_offset, k_len)[None, :] - torch.arange(q_len)[:, None]
+        return offsets.clamp(-max_distance, max_distance) + max_distance
+
+    assert_fails_with(check_shaw_index(student), "you added query_offset to the key positions")
+
+
+def test_a_power_that_no_simple_slip_gives_is_said_without_a_cause():
+    from posenc.exercises._output_readings import _Failure, _power
+    from posenc.exercises._readings import _Case
+
+    expected = torch.linspace(0.1, 0.9, 7, dtype=torch.float64)
+    text = _power([_Failure(case=_Case((), "probe"), got=expected ** 0.8707, expected=expected)])
+    assert text == "your values are the right ones raised to the power 0.8707, on every failed input"

@@ -178,10 +178,10 @@ def _power(failed: Sequence[_Failure]) -> str | None:
     times = "" if all(math.isclose(c, 1.0, rel_tol=1e-4) for c in constants) else " times a constant"
     if math.isclose(p, 2.0, rel_tol=1e-4) or math.isclose(p, 0.5, rel_tol=1e-4):
         causes = "a factor 2 missing or extra in an exponent, a dimension d/2 for d, a square or a root too many"
-    elif p > 1:
-        causes = f"a factor {shown} too many in an exponent"
-    else:
-        causes = f"a factor {1 / p:.4g} missing from an exponent"
+    elif any(math.isclose(v, round(v), rel_tol=1e-6) and 2 <= round(v) <= 16 for v in (p, 1 / p)):  # 3, 1/8, ...
+        causes = f"a factor {shown} in an exponent" if p > 1 else f"a factor {1 / p:.4g} missing from an exponent"
+    else:  # no simple slip gives such a power: the relation is said, not a cause
+        return f"your values are the right ones raised to the power {shown}{times}, on every failed input"
     return (f"your values are the right ones raised to the power {shown}{times}, on every failed input: an exponent "
             f"is {shown} times what it should be ({causes})")
 

@@ -192,10 +192,11 @@ _LLAMA3 = _Rule(
     ),
     variants=(
         _Variant("blend inverted", partial(_llama3_variant, invert=True),
-                 "the blend is inverted: in the band, γ_ℓ = (L/λ_ℓ - low_freq_factor) / (high_freq_factor - "
-                 "low_freq_factor) is the share *kept*, θ'_ℓ = γ_ℓ θ_ℓ + (1 - γ_ℓ) θ_ℓ / s; yours gives γ_ℓ to θ_ℓ / s "
-                 "(γ grows with the number of turns, and fast pairs are kept). Swapping low_freq_factor and "
-                 "high_freq_factor gives the same frequencies: pairs with λ_ℓ < L / high_freq_factor are kept"),
+                 "either the blend is inverted or low_freq_factor and high_freq_factor are swapped (both give these "
+                 "frequencies): in the band, γ_ℓ = (L/λ_ℓ - low_freq_factor) / (high_freq_factor - low_freq_factor) "
+                 "is the share *kept*, θ'_ℓ = γ_ℓ θ_ℓ + (1 - γ_ℓ) θ_ℓ / s, so γ grows with the number of turns; in "
+                 "the rule, the pairs with λ_ℓ < L / high_freq_factor keep θ_ℓ and those with λ_ℓ > L / "
+                 "low_freq_factor get θ_ℓ / s, where yours do the opposite"),
         _Variant("no clamp", partial(_llama3_variant, clamp=False),
                  "γ_ℓ is not clamped to [0, 1]: outside the band it must be exactly 0 (θ_ℓ / s) or 1 (θ_ℓ); "
                  "without the clamp the fast pairs are sped up and the slow ones slowed by more than s"),

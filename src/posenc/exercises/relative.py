@@ -192,6 +192,12 @@ def _shaw_case(session: _Session, q_len: int, k_len: int, max_distance: int, off
     if offset and torch.equal(got, _shaw_rows(q_len, k_len, c, 0)):
         found.setdefault("offset", f"{text}: query_offset is ignored: query r sits at position query_offset + r, "
                          "so in cached decoding the newest keys are the nearest, not the farthest")
+    if not offset:
+        found.setdefault("offset on keys", "")
+    elif torch.equal(got, _shaw_rows(q_len, k_len, c, -offset)):
+        found.setdefault("offset on keys", f"{text}: you added query_offset to the key positions (j + query_offset - "
+                         "r): it belongs to the queries, query r sits at i = query_offset + r and key j at j, so the "
+                         "offset is j - (query_offset + r)")
     shift = int((got - expected).flatten()[0])
     if bool((got - expected == shift).all()):
         found.setdefault(f"rows off by {shift}", f"{text}: every row is off by {shift:+d}: the clipping is right, "

@@ -181,12 +181,13 @@ def check_ntk_frequencies(fn: Callable[..., Any]) -> CheckResult:
 def _dynamic_variant(
     dim: int, base: float, factor: float, train_len: int, seq_len: int, *, floor: bool = True,
     minus: bool = True, exponent: bool = True, ladder: Callable[[int, float], torch.Tensor] = _theta,
-    threshold: float = 1.0, last_index: bool = False, parentheses: str = "",
+    threshold: float = 1.0, last_index: bool = False, parentheses: str = "", whole_ratio: bool = False,
 ) -> torch.Tensor:
     current = seq_len - 1 if last_index else seq_len
     length = max(current, threshold * train_len) if floor else current
     subtracted = factor + 1.0 if parentheses else factor - 1.0
-    scale = factor * length / train_len - (subtracted if minus else 0.0)
+    ratio = length // train_len if whole_ratio else length / train_len
+    scale = factor * ratio - (subtracted if minus else 0.0)
     if parentheses == "clamped":
         scale = max(scale, 1.0)
     if scale <= 0:
@@ -207,7 +208,7 @@ _DYNAMIC = _Rule(
     settings=(
         (64, 10000.0, 2.0, 64, 128), (128, 10000.0, 4.0, 4096, 16384), (32, 500.0, 8.0, 256, 300),
         (16, 10000.0, 2.0, 64, 64), (64, 10000.0, 2.0, 64, 48), (16, 10000.0, 4.0, 256, 100),
-        (64, 500000.0, 1.5, 1000, 5000),
+        (64, 500000.0, 1.5, 1000, 4500),
     ),
     reference=lambda dim, base, factor, train_len, seq_len: dynamic_ntk_frequencies(
         dim, base, factor=factor, original_max_position=train_len, seq_len=seq_len
@@ -236,6 +237,9 @@ _DYNAMIC = _Rule(
         _Variant("threshold s L", lambda d, b, s, train_len, n: _dynamic_variant(d, b, s, train_len, n, threshold=s),
                  "your current length is max(seq_len, s·L): the rule takes n = max(seq_len, L), with the training "
                  "length L = original_max_position, not the extended s·L, so that the base grows from L on"),
+        _Variant("whole ratio", partial(_dynamic_variant, whole_ratio=True),
+                 "your ratio n/L is an integer division, n // L (floor): the scale then moves in steps, too small "
+                 "at every length that is not a multiple of L; divide as real numbers, n / L"),
         _Variant("last index", partial(_dynamic_variant, last_index=True),
                  "your current length is seq_len - 1, the last position index: n is the length itself, "
                  "n = max(seq_len, L), so that s_n = s·n/L - (s - 1)"),
