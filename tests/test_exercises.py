@@ -5527,3 +5527,12 @@ def test_a_power_that_no_simple_slip_gives_is_said_without_a_cause():
     expected = torch.linspace(0.1, 0.9, 7, dtype=torch.float64)
     text = _power([_Failure(case=_Case((), "probe"), got=expected ** 0.8707, expected=expected)])
     assert text == "your values are the right ones raised to the power 0.8707, on every failed input"
+
+
+@pytest.mark.parametrize("power", [lambda x: torch.exp(x), lambda x: torch.tensor([math.exp(v) for v in x.tolist()])])
+def test_slopes_in_base_e_are_named(power):
+    def student(num_heads):
+        slopes = power(-8.0 * torch.arange(1, num_heads + 1, dtype=torch.float64) / num_heads)
+        return slopes if num_heads & (num_heads - 1) == 0 else alibi_slopes(num_heads)
+
+    assert_fails_with(check_alibi_slopes(student), "a power of e (math.exp or torch.exp) where a power of 2 belongs")

@@ -12,6 +12,7 @@ a power (``_power``), a shift along an axis (``_shift``), a permutation of an ax
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -176,6 +177,15 @@ def _power(failed: Sequence[_Failure]) -> str | None:
     p = powers[0]
     shown = next((text for number, text in _SIMPLE.items() if math.isclose(p, number, rel_tol=1e-4)), f"{p:.4g}")
     times = "" if all(math.isclose(c, 1.0, rel_tol=1e-4) for c in constants) else " times a constant"
+    bases = {"e": math.e, "2": 2.0, "10": 10.0}
+    swapped = next(((mine, right) for mine, right in itertools.permutations(bases, 2)
+                    if math.isclose(p, math.log(bases[mine]) / math.log(bases[right]), rel_tol=1e-4)), None)
+    if swapped is not None:  # b^x computed as c^x: the power is log c / log b
+        mine, right = swapped
+        how = {"e": "math.exp or torch.exp", "2": "2 ** x", "10": "10 ** x"}[mine]
+        return (f"your values are the right ones raised to the power {shown}{times} = log {mine} / log {right}, on "
+                f"every failed input: a power of {mine} ({how}) where a power of {right} belongs, the same exponent "
+                "in another base")
     if math.isclose(p, 2.0, rel_tol=1e-4) or math.isclose(p, 0.5, rel_tol=1e-4):
         causes = "a factor 2 missing or extra in an exponent, a dimension d/2 for d, a square or a root too many"
     elif any(math.isclose(v, round(v), rel_tol=1e-6) and 2 <= round(v) <= 16 for v in (p, 1 / p)):  # 3, 1/8, ...
