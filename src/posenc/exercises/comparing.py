@@ -202,7 +202,7 @@ def _compare_cases(
         except _Problem as problem:
             if "a shape mismatch" in problem.message and not probed:
                 probed.append(case)  # one probe per checker: the first shape error is the one said
-                transposed = _transposed_arguments(session.fn, reference, case, what, atol, rtol)
+                transposed = _transposed_arguments(session.fn, reference, parameters, case, what, atol, rtol)
                 if transposed:
                     raise _Problem(problem.key, f"{_TWICE.sub('', problem.message)}\n{transposed}") from None
             if "a shape mismatch" in problem.message:
@@ -256,7 +256,7 @@ def _compare_cases(
                 shape_hint = f": {read}"
             else:
                 shape_hint = _shape_hint(tuple(got.shape), tuple(expected.shape))
-                read = _shape_values(got, expected, case, list(inspect.signature(reference).parameters), what)
+                read = _shape_values(got, expected, case, parameters, what)
                 shape_hint += f"; {read}" if read else ""
             message = (f"{case.shown} returned {what} of shape {tuple(got.shape)}; expected shape "
                        f"{tuple(expected.shape)}{shape_hint}" + (f"\n{axes}" if axes and "axis" in shape_hint else ""))
@@ -297,8 +297,7 @@ def _compare_cases(
             failures = [_Failure(case, got, expected, min(atol, 1e-5)) for got, expected, case, _ in pending]
             right = [(case, outputs(reference, case)) for case in passed]
             read[exact_only] = _read_answer(failures, [(c, e) for c, e in right if e is not None], values, agree,
-                                            list(inspect.signature(reference).parameters), answer,
-                                            exact_only=exact_only)
+                                            parameters, answer, exact_only=exact_only)
         return read[exact_only]
 
     def constant(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
@@ -351,6 +350,7 @@ def _compare_cases(
 
     for case in cases:
         session.run(partial(one, case))
+    failed_inputs = [case for case in cases if not any(case is other for other in passed)]
     if value_failures and _DIAGNOSIS["on"]:
         mistakes = [mistake for mistake in mistakes if not contradicted(mistake)]
         exact = _named_mistake(mistakes, value_failures)
@@ -402,14 +402,12 @@ def _compare_cases(
             largest = max(described, key=lambda item: item[:2])[2]
             session.problems["values"] = f"{permuted}\n{largest}" if permuted else largest
         if "values" in session.problems:  # no slip named: which hidden inputs fail may still locate it
-            which = _which_inputs([case for case in cases if not any(case is other for other in passed)], passed,
-                                  list(inspect.signature(reference).parameters))
+            which = _which_inputs(failed_inputs, passed, parameters)
             if which:
                 session.problems["values"] += f"\n{which}"
     elif _DIAGNOSIS["on"] and session.failed_cases and len(session.problems) == 1:
         # One error, raised on some hidden inputs only: their number of axes may say where it comes from.
-        ranks = _which_ranks([case for case in cases if not any(case is other for other in passed)], passed,
-                             list(inspect.signature(reference).parameters))
+        ranks = _which_ranks(failed_inputs, passed, parameters)
         if ranks:
             key = next(iter(session.problems))
             session.problems[key] += f"\n{ranks}"
@@ -419,11 +417,10 @@ _TWICE = re.compile(r"; \d+ is twice \d+: if one side counts the d coordinates.*
 """The frequency-ladder hint of a shape error, which a transposed matrix makes irrelevant."""
 
 
-def _transposed_arguments(fn: Callable[..., Any], reference: Callable[..., Any], case: _Case, what: str,
-                          atol: float, rtol: float) -> str | None:
+def _transposed_arguments(fn: Callable[..., Any], reference: Callable[..., Any], names: Sequence[str], case: _Case,
+                          what: str, atol: float, rtol: float) -> str | None:
     """The matrices an answer that raised reads transposed: the one smallest set that, passed transposed, gives the
     right answer (x @ w.T for a w stored (in, out), nn.Linear's habit). None when no set, or several, do."""
-    names = list(inspect.signature(reference).parameters)
     slots = [index for index, arg in enumerate(case.args) if isinstance(arg, torch.Tensor) and arg.dim() == 2]
     if not slots or len(slots) > 6 or len(names) < len(case.args):
         return None

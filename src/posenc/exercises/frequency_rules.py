@@ -196,8 +196,9 @@ def _ladder_problem(got: torch.Tensor, expected: _Ladder, dim: int, base: float)
         return None  # not a geometric ladder: described by its first wrong pair
     factor, effective = float(got[0]), math.exp(-slope * dim / 2)
     terms = expected.terms
+    scales = dict(terms)
     # With a scale that depends on the length, the student's numbers said in the rule's terms are a coincidence.
-    yours = _ladder_text(factor, effective, terms if "s_n" not in dict(terms) else terms[:1], dim)
+    yours = _ladder_text(factor, effective, terms if "s_n" not in scales else terms[:1], dim)
     wanted = _ladder_text(expected.factor, expected.base, terms, dim)
     if slope > 0:
         turns = factor / (2 * math.pi)
@@ -232,15 +233,14 @@ def _ladder_problem(got: torch.Tensor, expected: _Ladder, dim: int, base: float)
         elif math.isclose(effective ** ((dim - 2) / dim), expected.base, rel_tol=1e-4):
             problems.append("the last pair ℓ = d/2 - 1 gets exponent 1 instead of (d-2)/d: the exponent is "
                             "2ℓ/(d-2), as torch.linspace(0, 1, d/2) gives; use torch.arange(0, d, 2) / d")
-        elif "s" in dict(terms) and any(math.isclose(effective, base ** power, rel_tol=1e-4)
-                                        for power in (1 / dict(terms)["s"], dict(terms)["s"])):
-            power = "1/s" if math.isclose(effective, base ** (1 / dict(terms)["s"]), rel_tol=1e-4) else "s"
+        elif "s" in scales and any(math.isclose(effective, base ** power, rel_tol=1e-4)
+                                   for power in (1 / scales["s"], scales["s"])):
+            power = "1/s" if math.isclose(effective, base ** (1 / scales["s"]), rel_tol=1e-4) else "s"
             written = "base^(-2ℓ/(d·s))" if power == "1/s" else "base^(-2ℓ·s/d)"
             problems.append(f"the ladder falls with B = base^({power}): the factor s went into the exponent, "
                             f"{written}, which changes how fast the ladder falls; s belongs outside the exponent "
                             "(on the frequencies, or on the base)")
         else:
-            scales = dict(terms)
             read_back = ""
             # A product of the right quantities says that an exponent moved; with a scale s_n that depends on the
             # length, such a product is a coincidence of the setting, and the scale read back says more.

@@ -468,11 +468,13 @@ def _source_formula(answers: list[tuple[torch.Tensor, torch.Tensor]]) -> str | N
     index the student computed. Cases where entries repeat (a value found twice in its row) cannot show it.
     """
     fits: set[str] | None = None
+    last_column_only = True  # every visible entry reads column Lk - 1, the offset 0
     for rel_logits, got in answers:
         *_, q_len, k_len = rel_logits.shape
         if k_len < 3:  # too few columns to tell formulas apart
             continue
         visible = _shift_reference(rel_logits)[1].expand_as(got)
+        last_column_only &= bool((got == rel_logits[..., -1:]).expand_as(got)[visible].all())
         constants = {"0": 0, "Lq - 1": q_len - 1, "Lq": q_len, "Lk - 1": k_len - 1, "Lk": k_len,
                      "Lk - Lq": k_len - q_len, "Lq - 2": q_len - 2, "1": 1}
         found = set()
@@ -499,8 +501,7 @@ def _source_formula(answers: list[tuple[torch.Tensor, torch.Tensor]]) -> str | N
         fits = found if fits is None else fits & found
     if not fits:
         return None
-    if all(bool((got == rel_logits[..., -1:]).expand_as(got)[_shift_reference(rel_logits)[1].expand_as(got)].all())
-           for rel_logits, got in answers if rel_logits.shape[-1] >= 3):
+    if last_column_only:
         return ("every visible entry of yours, each key at or before its query, reads the last column Lk - 1, which "
                 "holds the offset 0: your column index lands at or beyond the last column for every past key and is "
                 "clamped there, as when the offset is taken as i - j instead of j - i (column (i - j) + Lk - 1); the "

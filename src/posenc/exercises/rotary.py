@@ -17,9 +17,10 @@ from typing import Any
 import torch
 
 from .._validation import check_choice
-from ..rotary import ROPE_LAYOUTS, apply_rope, rope_frequencies
+from ..rotary import ROPE_LAYOUTS, apply_rope, rope_angles
 from ._angles import (
     _pairing,
+    _pairs,
     _positions_text,
     _positions_used,
     _rope_bound,
@@ -368,12 +369,9 @@ def _rope_relative_case(session: _Session, q: torch.Tensor, k: torch.Tensor) -> 
 
 def _overwritten_pair(got: torch.Tensor, x: torch.Tensor, positions: torch.Tensor, base: float, layout: str) -> str:
     """One coordinate of each pair computed from the other one after it was already rotated (a view overwritten)."""
-    dim = x.shape[-1]
-    angles = torch.as_tensor(positions, dtype=torch.float64)[:, None] * rope_frequencies(dim, base).double()
+    angles = rope_angles(positions, x.shape[-1], base)
     cos, sin = angles.cos(), angles.sin()
-    first, second = (slice(0, None, 2), slice(1, None, 2)) if layout == "interleaved" else (
-        slice(0, dim // 2), slice(dim // 2, dim))
-    a, b, new_a, new_b = x[..., first], x[..., second], got[..., first], got[..., second]
+    (a, b), (new_a, new_b) = _pairs(x, layout), _pairs(got, layout)
     right_a, right_b = a * cos - b * sin, a * sin + b * cos
     readings = (  # (the coordinate that is right, the one computed from it after its rotation, what it then is)
         (new_a, right_a, new_b, right_b, new_a * sin + b * cos, "the second coordinate of each pair", "first"),
