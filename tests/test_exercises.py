@@ -1278,11 +1278,13 @@ def formula_dynamic(dim, base, factor, train_len, seq_len, floor=True, minus=Tru
     return theta(dim, base * abs(scale) ** (dim / (dim - 2)))
 
 
-def formula_yarn(dim, base, factor, train_len, beta_fast, beta_slow, swap=False, invert=False):
-    """YaRN as transformers' ``_compute_yarn_parameters`` writes it, re-typed (truncate=True)."""
+def formula_yarn(dim, base, factor, train_len, beta_fast, beta_slow, swap=False, invert=False, above=math.log,
+                 below=math.log):
+    """YaRN as transformers' ``_compute_yarn_parameters`` writes it, re-typed (truncate=True); ``above`` and
+    ``below`` are the logarithms of the pair index's numerator and denominator (both natural in the rule)."""
 
     def correction_dim(rotations):
-        return (dim * math.log(train_len / (rotations * 2 * math.pi))) / (2 * math.log(base))
+        return (dim * above(train_len / (rotations * 2 * math.pi))) / (2 * below(base))
 
     fast, slow = (beta_slow, beta_fast) if swap else (beta_fast, beta_slow)
     low = max(math.floor(correction_dim(fast)), 0)
@@ -5330,20 +5332,9 @@ def test_a_yarn_pair_in_the_other_order_is_named(fn):
     assert_fails_with(check_yarn_frequencies(fn), "the pair is in the other order")
 
 
-def _yarn_logs(dim, base, factor, train_len, beta_fast, beta_slow, above=math.log, below=math.log):
-    theta = base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
-
-    def pair(turns):
-        return dim * above(train_len / (2 * math.pi * turns)) / (2 * below(base))
-
-    low, high = max(math.floor(pair(beta_fast)), 0), min(math.ceil(pair(beta_slow)), dim - 1)
-    share = ((torch.arange(dim // 2, dtype=torch.float64) - low) / max(high - low, 1e-3)).clamp(0, 1)
-    return theta * (1 - share) + theta / factor * share
-
-
 @pytest.mark.parametrize(("fn", "phrase"), [
-    (partial(_yarn_logs, below=math.log2), "log2 of the base beside a natural log"),
-    (partial(_yarn_logs, above=math.log10), "log10 above beside a natural log below"),
+    (partial(formula_yarn, below=math.log2), "log2 of the base beside a natural log"),
+    (partial(formula_yarn, above=math.log10), "log10 above beside a natural log below"),
 ])
 def test_logarithms_of_two_bases_in_yarn_are_named(fn, phrase):
     assert_fails_with(check_yarn_frequencies(fn), "mixes logarithms of two bases", phrase)
@@ -5376,10 +5367,6 @@ def _dynamic(dim, base, factor, train_len, seq_len, *, length=None, scale=None):
     return base * s_n ** (dim / (dim - 2)) if s_n > 0 else float("nan")
 
 
-def _dynamic_ladder_of(new_base, dim):
-    return new_base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
-
-
 @pytest.mark.parametrize(("length", "scale", "phrase"), [
     (None, lambda n, L, s: max(s * n / L - s - 1, 1.0), "the parentheses around s - 1 are missing"),
     (None, lambda n, L, s: s * n / L - s - 1 if s * n / L - s - 1 > 0 else 1.0,
@@ -5393,7 +5380,7 @@ def _dynamic_ladder_of(new_base, dim):
 ])
 def test_dynamic_ntk_slips_in_the_length_and_the_scale_are_named(length, scale, phrase):
     def student(dim, base, factor, train_len, seq_len):
-        return _dynamic_ladder_of(_dynamic(dim, base, factor, train_len, seq_len, length=length, scale=scale), dim)
+        return theta(dim, _dynamic(dim, base, factor, train_len, seq_len, length=length, scale=scale))
 
     assert_fails_with(check_dynamic_ntk_frequencies(student), phrase)
 
@@ -5401,7 +5388,7 @@ def test_dynamic_ntk_slips_in_the_length_and_the_scale_are_named(length, scale, 
 @pytest.mark.parametrize("exponent", [lambda d: d // (d - 2), lambda d: int(d / (d - 2))])
 def test_an_ntk_exponent_by_integer_division_is_offered(exponent):
     def student(dim, base, factor):
-        return _dynamic_ladder_of(base * factor ** exponent(dim), dim)
+        return theta(dim, base * factor ** exponent(dim))
 
     assert_fails_with(check_ntk_frequencies(student), "integer division, d // (d - 2) = 1")
 
@@ -5412,7 +5399,7 @@ def test_an_ntk_exponent_by_integer_division_is_offered(exponent):
 ])
 def test_yarn_turns_counted_over_another_length_are_named(length, phrase):
     def student(dim, base, factor, train_len, beta_fast, beta_slow):
-        return _yarn_logs(dim, base, factor, length(train_len, factor), beta_fast, beta_slow)
+        return formula_yarn(dim, base, factor, length(train_len, factor), beta_fast, beta_slow)
 
     assert_fails_with(check_yarn_frequencies(student), phrase)
 
@@ -5489,7 +5476,7 @@ def test_an_alibi_bias_that_recomputes_its_slopes_is_named(rule):
 def test_a_dynamic_ntk_ratio_by_integer_division_is_named(ratio):
     def student(dim, base, factor, train_len, seq_len):
         scale = factor * ratio(max(seq_len, train_len), train_len) - (factor - 1)
-        return _dynamic_ladder_of(base * scale ** (dim / (dim - 2)), dim)
+        return theta(dim, base * scale ** (dim / (dim - 2)))
 
     assert_fails_with(check_dynamic_ntk_frequencies(student), "your ratio n/L is an integer division")
 
